@@ -1,0 +1,689 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * debugobjects.c - the state machine: the kernel's lib/debugobjects.c,
+ * cell by cell, in userspace.
+ *
+ * Every operation has the same shape: find the bucket, take its lock, look
+ * the object up (allocating a tracker where the operation may), apply the
+ * legal transition or copy the tracker into a snapshot, drop the lock, and
+ * only then report and call the fixup.  Fixups therefore run with no lock of
+ * ours held and may call back into the API, and nothing reads a tracker once
+ * its lock is released.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+
+#include "internal.h"
+
+unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+unsigned long odebug_max_checked;
+
+/* Why lookup_or_alloc() returned no tracker. */
+enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY };
+
+/* An on-stack mismatch found under the lock, printed after it. */
+struct stack_note {
+	bool pending, is_on_stack;
+	uintptr_t stack;
+};
+
+static void snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
+{
+	o->addr = t->addr;
+	o->descr = t->descr;
+	o->astate = t->astate;
+	o->state = (enum debug_obj_state)t->state;
+}
+
+static struct odebug_bucket *lock_bucket(const void *addr)
+{
+	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
+
+	odebug_guard_enter();
+	odebug_bucket_lock(b);
+	return b;
+}
+
+static void unlock_bucket(struct odebug_bucket *b)
+{
+	odebug_bucket_unlock(b);
+	odebug_guard_exit();
+}
+
+static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+		  enum debug_obj_state state)
+{
+	if (fn && fn(addr, state)) {
+		odebug_inc(&odebug_fixups);
+		return true;
+	}
+	return false;
+}
+
+static void report_untracked(void *addr, const struct debug_obj_descr *descr,
+			     const char *op)
+{
+	struct odebug_snapshot o = {
+		.addr = (uintptr_t)addr, .descr = descr,
+		.astate = 0, .state = ODEBUG_STATE_NOTAVAILABLE,
+	};
+
+	odebug_report(&o, op);
+}
+
+/* NULL object or descriptor: one line (five at most), then a no-op. */
+static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
+		     const char *fn)
+{
+	static unsigned long limit;
+	struct odebug_buf b;
+
+	if (likely(addr && descr && descr->name))
+		return false;
+	if (odebug_inc(&limit) < 5) {
+		odebug_buf_init(&b, 2);
+		odebug_puts(&b, "ODEBUG: ");
+		odebug_puts(&b, fn);
+		odebug_puts(&b, !addr ? " called with a NULL object" :
+			    !descr ? " called with a NULL descriptor" :
+			    " called with a descriptor without a name");
+		odebug_puts(&b, "; call ignored\n");
+		odebug_flush(&b);
+	}
+	return true;
+}
+
+static void oom(void)
+{
+	static int once;
+
+	odebug_disable();
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		return;
+	odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
+	odebug_table_drain();
+}
+
+/*
+ * The pool ran dry under a bucket lock (the lock is dropped now): refill
+ * and let the caller retry, or give up when pool_max is reached.
+ */
+static bool handle_miss(enum miss miss)
+{
+	if (miss == MISS_POOL_EMPTY && odebug_pool_fill()) {
+		sched_yield();
+		return true;
+	}
+	oom();
+	return false;
+}
+
+static void print_note(const void *addr, const struct stack_note *note)
+{
+	if (unlikely(note->pending))
+		odebug_report_on_stack((uintptr_t)addr, note->stack,
+				       note->is_on_stack);
+}
+
+/*
+ * Find the tracker of @addr, or make one: always for init, and for
+ * activate/assert_init (@alloc_ifstatic) only when the descriptor says the
+ * object was initialised statically.  The bucket lock is held.
+ */
+static struct odebug_tracker *
+lookup_or_alloc(struct odebug_bucket *b, void *addr,
+		const struct debug_obj_descr *descr, bool onstack,
+		bool alloc_ifstatic, enum miss *miss, struct stack_note *note)
+{
+	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+	enum debug_obj_state state = ODEBUG_STATE_NONE;
+	uintptr_t stack;
+	bool is_on;
+
+	if (t)
+		return t;
+	if (alloc_ifstatic) {
+		if (!descr->is_static_object || !descr->is_static_object(addr)) {
+			*miss = MISS_UNTRACKED;
+			return NULL;
+		}
+		/* Statically allocated objects are considered initialised. */
+		state = ODEBUG_STATE_INIT;
+	}
+	t = odebug_pool_alloc();
+	if (!t) {
+		*miss = MISS_POOL_EMPTY;
+		return NULL;
+	}
+	t->addr = (uintptr_t)addr;
+	t->descr = descr;
+	t->state = (unsigned char)state;
+	odebug_insert(b, t);
+
+	is_on = odebug_on_stack((uintptr_t)addr, &stack);
+	if (is_on != onstack) {
+		note->pending = true;
+		note->is_on_stack = is_on;
+		note->stack = stack;
+	}
+	return t;
+}
+
+static void object_init(void *addr, const struct debug_obj_descr *descr,
+			bool onstack)
+{
+	struct stack_note note = { false, false, 0 };
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	enum miss miss;
+
+	odebug_pool_fill();
+	odebug_stack_prepare();
+retry:
+	b = lock_bucket(addr);
+	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note);
+	if (!t) {
+		unlock_bucket(b);
+		if (handle_miss(miss))
+			goto retry;
+		return;
+	}
+	switch (t->state) {
+	case ODEBUG_STATE_NONE:
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+		t->state = ODEBUG_STATE_INIT;
+		unlock_bucket(b);
+		print_note(addr, &note);
+		return;
+	case ODEBUG_STATE_ACTIVE:
+		snapshot(&o, t);
+		unlock_bucket(b);
+		odebug_report(&o, "init");
+		fixup(descr->fixup_init, addr, o.state);
+		return;
+	default:	/* DESTROYED */
+		snapshot(&o, t);
+		unlock_bucket(b);
+		odebug_report(&o, "init");
+		return;
+	}
+}
+
+/**
+ * debug_object_init - debug checks when an object is initialised
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Tracks an untracked object in state INIT.  Re-initialising an ACTIVE
+ * object is reported and fixup_init(ACTIVE) is called; a DESTROYED one is
+ * reported.
+ */
+ODEBUG_EXPORT void debug_object_init(void *addr, const struct debug_obj_descr *descr)
+{
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_init"))
+		return;
+	object_init(addr, descr, false);
+}
+
+/**
+ * debug_object_init_on_stack - debug checks when an object on the stack
+ * is initialised
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * As debug_object_init; the object must be released with
+ * debug_object_free() before its function returns.  When this thread
+ * exits, its stack is checked for objects still active.
+ */
+ODEBUG_EXPORT void debug_object_init_on_stack(void *addr,
+					      const struct debug_obj_descr *descr)
+{
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_init_on_stack"))
+		return;
+	object_init(addr, descr, true);
+	odebug_stack_watch_exit();
+}
+
+/* Is @addr tracked now?  For the seed-style static object path. */
+static bool tracked(void *addr)
+{
+	struct odebug_bucket *b = lock_bucket(addr);
+	bool found = odebug_lookup(b, (uintptr_t)addr) != NULL;
+
+	unlock_bucket(b);
+	return found;
+}
+
+/**
+ * debug_object_activate - debug checks when an object is activated
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Returns 0 for success, -EINVAL for check failed.
+ */
+ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+{
+	struct stack_note note = { false, false, 0 };
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	enum miss miss;
+	bool fixed;
+
+	if (!odebug_on())
+		return 0;
+	if (bad_call(addr, descr, "debug_object_activate"))
+		return -EINVAL;
+	odebug_pool_fill();
+	odebug_stack_prepare();
+retry:
+	b = lock_bucket(addr);
+	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
+	if (t) {
+		switch (t->state) {
+		case ODEBUG_STATE_INIT:
+		case ODEBUG_STATE_INACTIVE:
+			t->state = ODEBUG_STATE_ACTIVE;
+			/* fall through */
+		case ODEBUG_STATE_NONE:
+			unlock_bucket(b);
+			print_note(addr, &note);
+			return 0;
+		case ODEBUG_STATE_ACTIVE:
+			snapshot(&o, t);
+			unlock_bucket(b);
+			odebug_report(&o, "activate");
+			return fixup(descr->fixup_activate, addr, o.state) ? 0 : -EINVAL;
+		default:	/* DESTROYED */
+			snapshot(&o, t);
+			unlock_bucket(b);
+			odebug_report(&o, "activate");
+			return -EINVAL;
+		}
+	}
+	unlock_bucket(b);
+	if (miss != MISS_UNTRACKED) {
+		if (handle_miss(miss))
+			goto retry;
+		return 0;
+	}
+	/*
+	 * Seed-style descriptor: without is_static_object, fixup_activate
+	 * (NOTAVAILABLE) recognises a statically initialised object and
+	 * tracks it itself.  Report only if it did not.
+	 */
+	if (!descr->is_static_object && descr->fixup_activate) {
+		fixed = fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
+		if (tracked(addr))
+			return 0;
+		report_untracked(addr, descr, "activate");
+		return fixed ? 0 : -EINVAL;
+	}
+	report_untracked(addr, descr, "activate");
+	return fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+}
+
+/**
+ * debug_object_deactivate - debug checks when an object is deactivated
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Refused (reported) while the active state is not 0, for a DESTROYED
+ * object and for an untracked one.  Never calls a fixup.
+ */
+ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
+		return;
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		report_untracked(addr, descr, "deactivate");
+		return;
+	}
+	switch (t->state) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+	case ODEBUG_STATE_ACTIVE:
+		if (t->astate)
+			break;
+		t->state = ODEBUG_STATE_INACTIVE;
+		/* fall through */
+	case ODEBUG_STATE_NONE:
+		unlock_bucket(b);
+		return;
+	default:	/* DESTROYED */
+		break;
+	}
+	snapshot(&o, t);
+	unlock_bucket(b);
+	odebug_report(&o, "deactivate");
+}
+
+/**
+ * debug_object_destroy - debug checks when an object is destroyed
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Marks the object DESTROYED; any later use but debug_object_free is
+ * reported.  Destroying an ACTIVE object calls fixup_destroy(ACTIVE).
+ */
+ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_destroy"))
+		return;
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		return;
+	}
+	switch (t->state) {
+	case ODEBUG_STATE_NONE:
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+		t->state = ODEBUG_STATE_DESTROYED;
+		unlock_bucket(b);
+		return;
+	case ODEBUG_STATE_ACTIVE:
+		snapshot(&o, t);
+		unlock_bucket(b);
+		odebug_report(&o, "destroy");
+		fixup(descr->fixup_destroy, addr, o.state);
+		return;
+	default:	/* DESTROYED */
+		snapshot(&o, t);
+		unlock_bucket(b);
+		odebug_report(&o, "destroy");
+		return;
+	}
+}
+
+/**
+ * debug_object_free - debug checks when an object is freed
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Stops tracking the object.  Freeing an ACTIVE object is reported and
+ * fixup_free(ACTIVE) is called; the tracker stays for the fixup to free.
+ */
+ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
+		return;
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		return;
+	}
+	if (t->state != ODEBUG_STATE_ACTIVE) {
+		odebug_remove(b, t);
+		unlock_bucket(b);
+		odebug_pool_free(t);
+		return;
+	}
+	snapshot(&o, t);
+	unlock_bucket(b);
+	odebug_report(&o, "free");
+	fixup(descr->fixup_free, addr, o.state);
+}
+
+/**
+ * debug_object_assert_init - debug checks when an object should be
+ * initialised
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Silent for a tracked object in any state; tracks a static object in
+ * INIT; reports an untracked one and calls fixup_assert_init(NOTAVAILABLE).
+ */
+ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_descr *descr)
+{
+	struct stack_note note = { false, false, 0 };
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	enum miss miss;
+
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_assert_init"))
+		return;
+	odebug_pool_fill();
+	odebug_stack_prepare();
+retry:
+	b = lock_bucket(addr);
+	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
+	unlock_bucket(b);
+	if (t) {
+		print_note(addr, &note);
+		return;
+	}
+	if (miss != MISS_UNTRACKED) {
+		if (handle_miss(miss))
+			goto retry;
+		return;
+	}
+	report_untracked(addr, descr, "assert_init");
+	fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
+}
+
+/**
+ * debug_object_active_state - debug checks object usage state machine
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ * @expect:	expected active state
+ * @next:	state to move to if expected state is found
+ *
+ * The active state is a sub-state of ACTIVE, 0 after the tracker is made;
+ * it must be back at 0 before the object can be deactivated.
+ */
+ODEBUG_EXPORT void debug_object_active_state(void *addr,
+					     const struct debug_obj_descr *descr,
+					     unsigned int expect, unsigned int next)
+{
+	struct odebug_snapshot o;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+
+	if (!odebug_on() || bad_call(addr, descr, "debug_object_active_state"))
+		return;
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		report_untracked(addr, descr, "active_state");
+		return;
+	}
+	if (t->state == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+		t->astate = next;
+		unlock_bucket(b);
+		return;
+	}
+	snapshot(&o, t);
+	unlock_bucket(b);
+	odebug_report(&o, "active_state");
+}
+
+/* Return a chain of dropped trackers to the pool (no bucket lock held). */
+static void put_trackers(struct odebug_tracker *t)
+{
+	while (t) {
+		struct odebug_tracker *next = t->next;
+
+		odebug_pool_free(t);
+		t = next;
+	}
+}
+
+/* After fixup_free: whatever it left at @addr goes, the memory is gone. */
+static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
+{
+	struct odebug_tracker *t;
+
+	odebug_guard_enter();
+	odebug_bucket_lock(b);
+	t = odebug_lookup(b, addr);
+	if (t)
+		odebug_remove(b, t);
+	unlock_bucket(b);
+	if (t)
+		odebug_pool_free(t);
+}
+
+/*
+ * Check one bucket for trackers whose object starts in [start, end):
+ * ACTIVE ones are reported and fixed up, the others dropped silently.
+ * Returns the number of trackers visited.
+ */
+static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t start,
+				  uintptr_t end)
+{
+	struct odebug_tracker *t, **pp, *dropped;
+	struct odebug_snapshot o;
+	unsigned long cnt, checked = 0;
+
+	/* Nothing tracked in this bucket: no lock taken. */
+	if (!__atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+		return 0;
+repeat:
+	cnt = 0;
+	dropped = NULL;
+	odebug_guard_enter();
+	odebug_bucket_lock(b);
+	for (pp = &b->head; (t = *pp) != NULL;) {
+		cnt++;
+		if (t->addr < start || t->addr >= end) {
+			pp = &t->next;
+			continue;
+		}
+		if (t->state == ODEBUG_STATE_ACTIVE) {
+			snapshot(&o, t);
+			unlock_bucket(b);
+			put_trackers(dropped);
+			checked += cnt;
+			odebug_report(&o, "free");
+			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+			/*
+			 * The kernel rescans until the fixup made the object
+			 * inactive, forever if it never does; the tracker
+			 * goes now, so each object is reported once.
+			 */
+			drop_tracker(b, o.addr);
+			goto repeat;
+		}
+		*pp = t->next;
+		t->next = dropped;
+		dropped = t;
+	}
+	unlock_bucket(b);
+	put_trackers(dropped);
+	if (cnt > odebug_load(&odebug_max_chain))
+		odebug_stat_max(&odebug_max_chain, cnt);
+	return checked + cnt;
+}
+
+/* The free check proper, on [start, end); the caller checked the switch. */
+void odebug_check_range(uintptr_t start, uintptr_t end)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
+	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
+	unsigned long checked = 0;
+	size_t i, n = odebug_table_size();
+
+	if (chunks > n) {
+		/* Larger than the table: visit every bucket once. */
+		for (i = 0; i < n; i++)
+			checked += check_bucket(odebug_bucket_at(i), start, end);
+	} else {
+		for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE)
+			checked += check_bucket(odebug_bucket_of(chunk), start, end);
+	}
+	if (checked > odebug_load(&odebug_max_checked))
+		odebug_stat_max(&odebug_max_checked, checked);
+}
+
+/* Does any tracked object start in [start, end)?  (mremap's choice.) */
+bool odebug_range_tracked(uintptr_t start, uintptr_t end)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
+	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
+	size_t i, n = odebug_table_size();
+	bool found = false;
+
+	if (chunks > n)
+		chunks = n;	/* then every bucket, once */
+	for (i = 0; i < chunks && !found; i++, chunk += ODEBUG_CHUNK_SIZE) {
+		struct odebug_bucket *b = chunks == n ? odebug_bucket_at(i) :
+						      odebug_bucket_of(chunk);
+		struct odebug_tracker *t;
+
+		if (!__atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+			continue;
+		odebug_guard_enter();
+		odebug_bucket_lock(b);
+		for (t = b->head; t && !found; t = t->next)
+			found = t->addr >= start && t->addr < end;
+		unlock_bucket(b);
+	}
+	return found;
+}
+
+/**
+ * debug_check_no_obj_freed - check a memory range for active objects
+ * @addr:	start of the range being released
+ * @size:	its size in bytes
+ *
+ * Call it from a custom allocator (arena, pool, slab) before it releases or
+ * reuses memory.  Every ACTIVE object that starts in the range is reported
+ * ("free active") and its descriptor's fixup_free is called; trackers in
+ * other states are dropped silently.  The interposed free(), realloc(),
+ * munmap() and mremap() call it for you.
+ */
+ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
+{
+	uintptr_t start = (uintptr_t)addr, end = start + size;
+
+	if (!odebug_on() || !odebug_opt.check_free || !size)
+		return;
+	if (end < start)	/* wraps: up to the top of the address space */
+		end = UINTPTR_MAX;
+	odebug_check_range(start, end);
+}
+
+/**
+ * debug_object_get_state - the tracked state of the object at @addr
+ * @addr:	address of the object
+ *
+ * Returns ODEBUG_STATE_NOTAVAILABLE when the object is not tracked or
+ * libodebug is disabled.
+ */
+ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
+{
+	enum debug_obj_state state = ODEBUG_STATE_NOTAVAILABLE;
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+
+	if (!odebug_on())
+		return state;
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (t)
+		state = (enum debug_obj_state)t->state;
+	unlock_bucket(b);
+	return state;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fmt.c - formatting without stdio or malloc.  The report path runs inside
+ * free(), signal handlers and fork handlers, where printf is not safe; it
+ * fills a buffer on the stack and hands it to write(2) in as few calls as
+ * possible, so reports from two threads do not interleave mid-line.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "internal.h"
+
+void odebug_buf_init(struct odebug_buf *b, int fd)
+{
+	b->fd = fd;
+	b->len = 0;
+}
+
+void odebug_flush(struct odebug_buf *b)
+{
+	if (b->len)
+		odebug_write(b->fd, b->data, b->len);
+	b->len = 0;
+}
+
+void odebug_putc(struct odebug_buf *b, char c)
+{
+	if (b->len == sizeof(b->data))
+		odebug_flush(b);
+	b->data[b->len++] = c;
+}
+
+void odebug_puts(struct odebug_buf *b, const char *s)
+{
+	if (!s)
+		s = "(null)";
+	while (*s)
+		odebug_putc(b, *s++);
+}
+
+void odebug_put_hex(struct odebug_buf *b, uintptr_t v)
+{
+	char tmp[2 * sizeof(v) + 1];
+	int i = (int)sizeof(tmp) - 1;
+
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = "0123456789abcdef"[v & 0xf];
+		v >>= 4;
+	} while (v);
+	odebug_puts(b, "0x");
+	odebug_puts(b, tmp + i);
+}
+
+void odebug_put_dec(struct odebug_buf *b, unsigned long v)
+{
+	char tmp[24];
+	int i = (int)sizeof(tmp) - 1;
+
+	tmp[i] = '\0';
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	odebug_puts(b, tmp + i);
+}
+
+/* @s, then spaces up to @width columns. */
+void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width)
+{
+	size_t n = strlen(s);
+
+	odebug_puts(b, s);
+	while (n++ < width)
+		odebug_putc(b, ' ');
+}
+
+/*
+ * One line on stderr: "ODEBUG: " then the strings given, then a newline.
+ * For configuration and state messages, which are not reports.
+ */
+void odebug_message(const char *first, ...)
+{
+	struct odebug_buf b;
+	va_list ap;
+	const char *s;
+
+	odebug_buf_init(&b, 2);
+	odebug_puts(&b, "ODEBUG: ");
+	va_start(ap, first);
+	for (s = first; s; s = va_arg(ap, const char *))
+		odebug_puts(&b, s);
+	va_end(ap);
+	odebug_putc(&b, '\n');
+	odebug_flush(&b);
+}

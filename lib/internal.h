@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - libodebug's internal interfaces, grouped by the file that
+ * owns them.  Every name here carries the odebug_ prefix and hidden
+ * visibility; only include/odebug.h and the interposers are exported.
+ */
+#ifndef ODEBUG_INTERNAL_H
+#define ODEBUG_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "odebug.h"
+
+#define ODEBUG_EXPORT	__attribute__((visibility("default")))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* Relaxed counters: statistics, never used to order memory. */
+#define odebug_inc(p)		__atomic_fetch_add((p), 1, __ATOMIC_RELAXED)
+#define odebug_add(p, n)	__atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
+#define odebug_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define odebug_store(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* Objects are grouped by 4 KiB chunk, whatever the MMU's page size. */
+#define ODEBUG_CHUNK_SHIFT	12
+#define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
+#define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
+
+/* One tracker per tracked address: 32 bytes on LP64. */
+struct odebug_tracker {
+	struct odebug_tracker *next;		/* bucket chain or pool list */
+	uintptr_t addr;				/* the object's start address */
+	const struct debug_obj_descr *descr;
+	unsigned int astate;
+	unsigned char state;			/* enum debug_obj_state */
+};
+
+/* What a report needs, copied under the bucket lock. */
+struct odebug_snapshot {
+	uintptr_t addr;
+	const struct debug_obj_descr *descr;
+	unsigned int astate;
+	enum debug_obj_state state;
+};
+
+/* "init.c": the switch, the re-entry guard, process setup */
+enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON };
+extern int odebug_mode;
+extern __thread int odebug_guard __attribute__((tls_model("initial-exec")));
+bool odebug_enable_slow(void);
+void odebug_disable(void);
+
+/*
+ * True when the debug_object_* calls should do their work.  Disabled, this
+ * is a load and a compare that always goes the same way.
+ */
+static inline bool odebug_on(void)
+{
+	int mode = odebug_load(&odebug_mode);
+
+	if (likely(mode == ODEBUG_MODE_ON))
+		return odebug_guard == 0;
+	if (likely(mode == ODEBUG_MODE_OFF))
+		return false;
+	return odebug_enable_slow() && odebug_guard == 0;
+}
+
+static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
+static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
+
+/* "options.c": the one table of ODEBUG_OPTIONS */
+struct odebug_options {
+	unsigned long max_reports;
+	unsigned long pool_size;
+	unsigned long pool_max;
+	unsigned long stack_depth;
+	unsigned long selftest;
+	unsigned long check_free;
+	unsigned long print_stats;
+	unsigned long help;
+};
+extern struct odebug_options odebug_opt;
+void odebug_options_parse(const char *text);
+void odebug_options_help(void);
+
+/* "prim.c": the only file that talks to the kernel directly */
+void *odebug_map(size_t size);
+void odebug_unmap(void *addr, size_t size);
+void odebug_write(int fd, const char *buf, size_t len);
+int odebug_gettid(void);
+const char *odebug_getenv(const char *name);
+const char *odebug_exe_path(void);
+
+/* "fmt.c": formatting into a fixed buffer, flushed with write(2) */
+struct odebug_buf {
+	int fd;
+	size_t len;
+	char data[1024];
+};
+void odebug_buf_init(struct odebug_buf *b, int fd);
+void odebug_puts(struct odebug_buf *b, const char *s);
+void odebug_putc(struct odebug_buf *b, char c);
+void odebug_put_hex(struct odebug_buf *b, uintptr_t v);
+void odebug_put_dec(struct odebug_buf *b, unsigned long v);
+void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width);
+void odebug_flush(struct odebug_buf *b);
+void odebug_message(const char *first, ...) __attribute__((sentinel));
+
+/* "pool.c": trackers, preallocated in mmap'ed slabs */
+bool odebug_pool_init(void);
+bool odebug_pool_fill(void);
+extern unsigned long odebug_pool_used;
+struct odebug_tracker *odebug_pool_alloc(void);
+void odebug_pool_free(struct odebug_tracker *t);
+void odebug_pool_lock(void);
+void odebug_pool_unlock(void);
+void odebug_pool_stats(struct debug_objects_stats *s);
+void odebug_pool_restore(const struct debug_objects_stats *s);
+
+/* "table.c": the page-hashed buckets */
+struct odebug_bucket {
+	struct odebug_tracker *head;
+	pthread_spinlock_t lock;
+};
+bool odebug_table_init(void);
+struct odebug_bucket *odebug_bucket_of(uintptr_t addr);
+void odebug_bucket_lock(struct odebug_bucket *b);
+void odebug_bucket_unlock(struct odebug_bucket *b);
+struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
+void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
+void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
+void odebug_table_drain(void);
+void odebug_table_lock_all(void);
+void odebug_table_unlock_all(void);
+size_t odebug_table_size(void);
+struct odebug_bucket *odebug_bucket_at(size_t index);
+void odebug_stat_max(unsigned long *stat, unsigned long value);
+extern unsigned long odebug_max_chain;
+
+/* "debugobjects.c": the state machine */
+extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+extern unsigned long odebug_max_checked;
+void odebug_check_range(uintptr_t start, uintptr_t end);
+bool odebug_range_tracked(uintptr_t start, uintptr_t end);
+
+/* "report.c": what a misuse looks like on the screen */
+void odebug_report(const struct odebug_snapshot *o, const char *op);
+void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
+extern const struct debug_obj_descr *odebug_quiet_descr;
+void odebug_report_reset(void);
+
+/* "backtrace.c": capturing and naming frames */
+void odebug_backtrace_init(void);
+int odebug_backtrace(void **pcs, int max);
+int odebug_backtrace_skip(void *const *pcs, int n);
+void odebug_put_symbol(struct odebug_buf *b, uintptr_t pc, bool with_module);
+void odebug_put_frame(struct odebug_buf *b, int index, uintptr_t pc);
+
+/* "stack.c": thread stacks */
+void odebug_stack_init(void);
+bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
+void odebug_stack_prepare(void);
+void odebug_stack_watch_exit(void);
+
+/* "preload/next.c": the functions we forward to (interposing builds) */
+void odebug_interpose_init(void);
+void odebug_interpose_check_binding(void);
+
+/* "selftest.c" */
+bool odebug_selftest(void);
+
+/* "stats.c" */
+void odebug_stats_snapshot(struct debug_objects_stats *s);
+void odebug_stats_restore(const struct debug_objects_stats *s);
+
+#endif /* ODEBUG_INTERNAL_H */

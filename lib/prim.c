@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prim.c - the few system services libodebug uses, called as raw system
+ * calls where the libc wrapper could be interposed (by us or by another
+ * preloaded library) or could allocate.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/*
+ * Our own mappings bypass mmap()/munmap(): the munmap() a program sees is
+ * our interposer, and another preloaded allocator may wrap mmap().
+ */
+void *odebug_map(size_t size)
+{
+	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == -1)
+		return NULL;
+	return (void *)p;
+}
+
+void odebug_unmap(void *addr, size_t size)
+{
+	syscall(SYS_munmap, addr, size);
+}
+
+/* Write all of @buf, retrying on EINTR and short writes; errno is kept. */
+void odebug_write(int fd, const char *buf, size_t len)
+{
+	int saved = errno;
+
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	errno = saved;
+}
+
+int odebug_gettid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/*
+ * secure_getenv: a setuid or setgid program ignores ODEBUG*, so nobody can
+ * make it write files or change its behaviour through us.  It neither
+ * allocates nor locks, so it is safe during bootstrap.
+ */
+const char *odebug_getenv(const char *name)
+{
+	return secure_getenv(name);
+}
+
+/* The executable's path, for frames dladdr names with "" (read once). */
+const char *odebug_exe_path(void)
+{
+	static char path[512];
+	static int done;
+
+	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+		path[n > 0 ? n : 0] = '\0';
+		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+	}
+	return path;
+}

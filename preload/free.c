@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * free.c - the heap's release paths: free, realloc, reallocarray.
+ *
+ * Each checks the block it releases, [p, p + malloc_usable_size(p)), before
+ * the memory goes back to the allocator: the report then names the culprit
+ * and the fixup can still read the object.  Disabled, free() is one branch
+ * and a jump to the next free.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "internal.h"
+#include "next.h"
+
+/* A usable size beyond this is not from a heap block: skip the check. */
+#define SANE_BLOCK_SIZE	((size_t)1 << 40)
+
+static void check_block(void *p)
+{
+	int saved;
+	size_t size;
+
+	if (odebug_guard || !odebug_opt.check_free ||
+	    !odebug_load(&odebug_pool_used) || !odebug_next_usable_size)
+		return;
+	saved = errno;
+	size = odebug_next_usable_size(p);
+	if (size && size < SANE_BLOCK_SIZE)
+		odebug_check_range((uintptr_t)p, (uintptr_t)p + size);
+	errno = saved;
+}
+
+ODEBUG_EXPORT void free(void *p)
+{
+	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p)
+		check_block(p);
+	odebug_next_free(p);
+}
+
+/*
+ * C ends the old object's lifetime even when realloc keeps the address, and
+ * checking afterwards would race with another thread reusing the block:
+ * the whole old block is checked first.  realloc(p, 0) frees p (glibc).
+ */
+ODEBUG_EXPORT void *realloc(void *p, size_t size)
+{
+	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p)
+		check_block(p);
+	return odebug_next_realloc(p, size);
+}
+
+/*
+ * glibc's reallocarray calls realloc through the PLT, which is ours: to
+ * check each block once, do the overflow check here and go through our
+ * realloc only.
+ */
+ODEBUG_EXPORT void *reallocarray(void *p, size_t nmemb, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(nmemb, size, &bytes)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return realloc(p, bytes);
+}

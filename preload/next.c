@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * next.c - finding the functions we interpose on, and telling the user when
+ * the program does not reach ours.
+ *
+ * Other libraries' constructors call free() before ours runs, so free and
+ * realloc start as bootstrap stubs that resolve on first use: a successful
+ * dlsym(RTLD_NEXT) allocates nothing on glibc 2.34+.  munmap and mremap
+ * never call dlsym lazily (an allocator initialising under its own lock
+ * may be the caller); until our constructor has resolved them they are raw
+ * system calls.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "next.h"
+
+static void bootstrap_free(void *p);
+static void *bootstrap_realloc(void *p, size_t size);
+static int raw_munmap(void *addr, size_t len);
+static void *raw_mremap(void *old, size_t old_size, size_t new_size, int flags,
+			void *new_addr);
+
+void (*odebug_next_free)(void *p) = bootstrap_free;
+void *(*odebug_next_realloc)(void *p, size_t size) = bootstrap_realloc;
+int (*odebug_next_munmap)(void *addr, size_t len) = raw_munmap;
+void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
+			    int flags, void *new_addr) = raw_mremap;
+size_t (*odebug_next_usable_size)(void *p);
+size_t odebug_page_size = 4096;
+
+static __thread int resolving __attribute__((tls_model("initial-exec")));
+
+static void *next(const char *name)
+{
+	void *fn;
+
+	resolving++;
+	fn = dlsym(RTLD_NEXT, name);
+	resolving--;
+	return fn;
+}
+
+/* free first: the dlerror strings a later lookup frees need somewhere to go. */
+static void resolve_allocator(void)
+{
+	void *fn;
+
+	if (odebug_next_free == bootstrap_free && (fn = next("free")))
+		*(void **)&odebug_next_free = fn;
+	if (odebug_next_realloc == bootstrap_realloc && (fn = next("realloc")))
+		*(void **)&odebug_next_realloc = fn;
+	if (!odebug_next_usable_size && (fn = next("malloc_usable_size")))
+		*(void **)&odebug_next_usable_size = fn;
+}
+
+static void bootstrap_free(void *p)
+{
+	if (resolving)
+		return;		/* a free() from inside dlsym: leak, never crash */
+	resolve_allocator();
+	if (odebug_next_free != bootstrap_free)
+		odebug_next_free(p);
+}
+
+static void *bootstrap_realloc(void *p, size_t size)
+{
+	if (!resolving)
+		resolve_allocator();
+	if (odebug_next_realloc == bootstrap_realloc)
+		return NULL;
+	return odebug_next_realloc(p, size);
+}
+
+static int raw_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *raw_mremap(void *old, size_t old_size, size_t new_size, int flags,
+			void *new_addr)
+{
+	return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, new_addr);
+}
+
+/* Always run, enabled or not: later calls then forward in one jump. */
+__attribute__((constructor)) static void resolve_all(void)
+{
+	void *fn;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (page > 0)
+		odebug_page_size = (size_t)page;
+	resolve_allocator();
+	if ((fn = next("munmap")))
+		*(void **)&odebug_next_munmap = fn;
+	if ((fn = next("mremap")))
+		*(void **)&odebug_next_mremap = fn;
+}
+
+void odebug_interpose_init(void)
+{
+	resolve_all();
+}
+
+/*
+ * When enabled: is free() as the program sees it ours?  If another
+ * allocator was preloaded first, or the executable defines free itself, no
+ * release is ever checked; say so once rather than check nothing silently.
+ */
+void odebug_interpose_check_binding(void)
+{
+	Dl_info seen, self;
+	void *fn = dlsym(RTLD_DEFAULT, "free");
+
+	if (!dladdr((void *)odebug_interpose_check_binding, &self) ||
+	    !fn || !dladdr(fn, &seen) || seen.dli_fbase == self.dli_fbase)
+		return;
+	odebug_message("free() is bound to ",
+		       seen.dli_fname && *seen.dli_fname ? seen.dli_fname :
+		       "the executable",
+		       ", not libodebug: released memory is not checked "
+		       "(put libodebug.so first in LD_PRELOAD)", (char *)NULL);
+}

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * next.h - the release functions we forward to: the next definitions after
+ * ours (glibc's, or another allocator preloaded after libodebug).
+ */
+#ifndef ODEBUG_NEXT_H
+#define ODEBUG_NEXT_H
+
+#include <stddef.h>
+
+extern void (*odebug_next_free)(void *p);
+extern void *(*odebug_next_realloc)(void *p, size_t size);
+extern int (*odebug_next_munmap)(void *addr, size_t len);
+extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
+				   int flags, void *new_addr);
+extern size_t (*odebug_next_usable_size)(void *p);
+extern size_t odebug_page_size;
+
+#endif
