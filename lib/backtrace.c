@@ -70,7 +70,8 @@ static void put_module(struct odebug_buf *b, const Dl_info *info, uintptr_t pc)
 {
 	const char *path = info->dli_fname;
 
-	if (!path || !*path)
+	/* The main program's map has an empty or relative name. */
+	if (!path || *path != '/')
 		path = odebug_exe_path();
 	odebug_puts(b, path);
 	odebug_putc(b, '+');

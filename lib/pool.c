@@ -21,6 +21,7 @@ unsigned long odebug_pool_used;	/* trackers in use; read without the lock */
 static unsigned long total;		/* trackers carved from slabs */
 static unsigned long allocated, freed;	/* hand-outs and returns */
 static int filling;			/* one thread maps at a time */
+static bool ready;			/* pool_lock is initialised */
 
 void odebug_pool_lock(void)
 {
@@ -67,6 +68,7 @@ bool odebug_pool_init(void)
 	if (!grow(odebug_opt.pool_size))
 		return false;
 	min_free = free_count;
+	ready = true;
 	return true;
 }
 
@@ -132,6 +134,8 @@ void odebug_pool_free(struct odebug_tracker *t)
 
 void odebug_pool_stats(struct debug_objects_stats *s)
 {
+	if (!ready)	/* disabled: no pool, all zero */
+		return;
 	odebug_pool_lock();
 	s->pool_free = free_count;
 	s->pool_min_free = min_free;

@@ -14,8 +14,7 @@ void odebug_stats_snapshot(struct debug_objects_stats *s)
 	s->fixups = odebug_load(&odebug_fixups);
 	s->max_chain = odebug_load(&odebug_max_chain);
 	s->max_checked = odebug_load(&odebug_max_checked);
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT)
-		odebug_pool_stats(s);
+	odebug_pool_stats(s);
 }
 
 /* Put the counters back (the selftest leaves no trace). */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * helpers.h - shared by the CMocka tests: a descriptor that records every
+ * fixup call, counter deltas, stderr capture and running this test binary
+ * again as a child with another environment.
+ */
+#ifndef ODEBUG_TEST_HELPERS_H
+#define ODEBUG_TEST_HELPERS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdbool.h>
+
+#include "odebug.h"
+
+/* Which fixup ran, with which state, on which object. */
+enum fixup_kind { FIX_INIT, FIX_ACTIVATE, FIX_DESTROY, FIX_FREE, FIX_ASSERT_INIT, FIX_MAX };
+
+struct fixup_call {
+	enum fixup_kind kind;
+	void *addr;
+	enum debug_obj_state state;
+};
+
+#define MAX_CALLS 64
+extern struct fixup_call calls[MAX_CALLS];
+extern int ncalls;
+/* What each recording fixup returns (default false). */
+extern bool fixup_result[FIX_MAX];
+
+/* Records and returns fixup_result[kind]; repairs nothing. */
+extern const struct debug_obj_descr rec_descr;
+/* Records, then repairs the way the kernel's selftest fixups do. */
+extern const struct debug_obj_descr repair_descr;
+/* No callbacks at all. */
+extern const struct debug_obj_descr bare_descr;
+
+void calls_reset(void);
+
+/* Counters now minus counters at the last stats_mark(). */
+struct stats_delta {
+	long warnings, fixups, suppressed, used;
+};
+void stats_mark(void);
+struct stats_delta stats_delta(void);
+struct debug_objects_stats stats_now(void);
+
+/* Redirect fd 2 to a temporary file; stop and read what was written. */
+void capture_start(void);
+char *capture_stop(void);	/* malloc'ed, NUL-terminated */
+int count_lines_with(const char *text, const char *needle);
+
+/*
+ * Run this executable again as "argv0 --child NAME" with the extra
+ * environment strings given (NULL-terminated); returns its stderr (malloc'ed)
+ * and stores its exit status.
+ */
+char *run_child(const char *argv0, const char *name, int *status, ...);
+/* In main(): if argv asks for a child scenario, run it and exit. */
+void child_dispatch(int argc, char **argv,
+		    void (*run)(const char *name));
+
+#endif

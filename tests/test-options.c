@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ODEBUG and ODEBUG_OPTIONS.  Both are read once per process, so every case
+ * runs this program again as a child with its own environment.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "helpers.h"
+
+static const char *argv0;
+
+__attribute__((noinline)) static void make_reports(void)
+{
+	static char objs[7][8];
+	int i;
+
+	for (i = 0; i < 7; i++)
+		debug_object_deactivate(objs[i], &bare_descr);
+}
+
+static void child(const char *name)
+{
+	if (!strcmp(name, "reports"))
+		make_reports();
+	fprintf(stderr, "enabled=%d\n", debug_objects_enabled());
+}
+
+static char *run(int *status, const char *odebug, const char *options)
+{
+	char *env_on, *env_opt;
+	char *out;
+
+	if (asprintf(&env_on, "ODEBUG=%s", odebug) < 0 ||
+	    asprintf(&env_opt, "ODEBUG_OPTIONS=%s", options) < 0)
+		fail();
+	out = run_child(argv0, "reports", status, env_on, env_opt, (char *)NULL);
+	free(env_on);
+	free(env_opt);
+	assert_true(WIFEXITED(*status));
+	assert_int_equal(WEXITSTATUS(*status), 0);
+	return out;
+}
+
+static void defaults_print_five_reports(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 5);
+	assert_int_equal(count_lines_with(out, "enabled=1"), 1);
+	free(out);
+}
+
+static void unknown_key_warns_once_and_is_ignored(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "bogus=1:max_reports=1");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "ODEBUG: unknown option 'bogus' in ODEBUG_OPTIONS ignored"), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 1);
+	assert_int_equal(count_lines_with(out, "enabled=1"), 1);
+	free(out);
+}
+
+static void bad_value_warns_and_keeps_the_default(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "max_reports=abc:stack_depth=0:pool_size=");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "bad value 'abc' for option max_reports (a number from 0 to"), 1);
+	assert_int_equal(count_lines_with(out, "keeping the default 5"), 1);
+	assert_int_equal(count_lines_with(out, "bad value '0' for option stack_depth"), 1);
+	assert_int_equal(count_lines_with(out, "bad value '' for option pool_size"), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 5);
+	free(out);
+}
+
+static void quoted_value_may_hold_colons(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "max_reports=\"1:2\":stack_depth=1:max_reports=2");
+
+	(void)state;
+	/* The quoted value is one (bad) value; parsing resumes after it. */
+	assert_int_equal(count_lines_with(out, "bad value '1:2' for option max_reports"), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 2);
+	/* stack_depth=1: one frame per report. */
+	assert_int_equal(count_lines_with(out, "    #0 "), 2);
+	assert_int_equal(count_lines_with(out, "    #1 "), 0);
+	free(out);
+}
+
+static void suffixes_scale_numbers(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "pool_size=2k:pool_max=1m:help=1");
+
+	(void)state;
+	assert_non_null(strstr(out, "pool_size     default 1024, now 2048"));
+	assert_non_null(strstr(out, "pool_max      default 16777216, now 1048576"));
+	free(out);
+}
+
+static void help_lists_every_option(void **state)
+{
+	static const char *const names[] = {
+		"max_reports", "pool_size", "pool_max", "stack_depth",
+		"selftest", "check_free", "print_stats", "help",
+	};
+	int status;
+	size_t i;
+	char *out = run(&status, "1", "help=1");
+
+	(void)state;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "ODEBUG:   %s ", names[i]);
+		assert_non_null(strstr(out, line));
+	}
+	free(out);
+}
+
+static void odebug_other_than_0_or_1_warns_and_stays_off(void **state)
+{
+	int status;
+	char *out = run(&status, "yes", "");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "ODEBUG: ODEBUG='yes' is not 0 or 1; libodebug stays disabled"), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 0);
+	assert_int_equal(count_lines_with(out, "enabled=0"), 1);
+	free(out);
+}
+
+static void odebug_0_is_off_and_silent(void **state)
+{
+	int status;
+	char *out = run(&status, "0", "max_reports=junk");
+
+	(void)state;
+	assert_string_equal(out, "enabled=0\n");
+	free(out);
+}
+
+static void print_stats_prints_the_table_at_exit(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "print_stats=1:max_reports=0");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "warnings      : 7"), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 0);
+	free(out);
+}
+
+static void selftest_can_be_skipped(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "selftest=0:max_reports=0");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "enabled=1"), 1);
+	free(out);
+}
+
+static void garbage_options_do_not_crash(void **state)
+{
+	char *garbage = malloc(65537);
+	int status;
+	size_t i;
+	char *out;
+
+	(void)state;
+	srand(7);
+	for (i = 0; i < 65536; i++) {
+		char c = (char)(1 + rand() % 255);
+
+		garbage[i] = (i % 97 == 0) ? ':' : (i % 89 == 0) ? '=' : (i % 83 == 0) ? '"' : c;
+	}
+	garbage[65536] = '\0';
+	out = run(&status, "1", garbage);
+	assert_int_equal(count_lines_with(out, "enabled=1"), 1);
+	free(out);
+	free(garbage);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(defaults_print_five_reports),
+		cmocka_unit_test(unknown_key_warns_once_and_is_ignored),
+		cmocka_unit_test(bad_value_warns_and_keeps_the_default),
+		cmocka_unit_test(quoted_value_may_hold_colons),
+		cmocka_unit_test(suffixes_scale_numbers),
+		cmocka_unit_test(help_lists_every_option),
+		cmocka_unit_test(odebug_other_than_0_or_1_warns_and_stays_off),
+		cmocka_unit_test(odebug_0_is_off_and_silent),
+		cmocka_unit_test(print_stats_prints_the_table_at_exit),
+		cmocka_unit_test(selftest_can_be_skipped),
+		cmocka_unit_test(garbage_options_do_not_crash),
+	};
+
+	argv0 = argv[0];
+	child_dispatch(argc, argv, child);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

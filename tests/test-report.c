@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* The report's text: op, state, astate, address, type, hint, thread, frames. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+struct timer {
+	void (*callback)(void);
+	int armed;
+};
+
+void report_test_callback(void);
+void report_test_callback(void) {}
+
+static void *timer_hint(void *addr)
+{
+	return (void *)((struct timer *)addr)->callback;
+}
+
+static const struct debug_obj_descr timer_descr = {
+	.name = "report_timer",
+	.debug_hint = timer_hint,
+};
+
+/* Named in the backtrace: exported by export_dynamic, kept out of line. */
+__attribute__((noinline)) void report_test_culprit(struct timer *t);
+__attribute__((noinline)) void report_test_culprit(struct timer *t)
+{
+	debug_object_activate(t, &timer_descr);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void report_names_op_state_type_hint_and_caller(void **state)
+{
+	static struct timer t = { report_test_callback, 0 };
+	char addr[32], *out;
+
+	(void)state;
+	debug_object_init(&t, &timer_descr);
+	debug_object_activate(&t, &timer_descr);
+	capture_start();
+	report_test_culprit(&t);
+	out = capture_stop();
+	snprintf(addr, sizeof(addr), "object: %p ", (void *)&t);
+	assert_non_null(strstr(out, "ODEBUG: activate active (active state 0) "));
+	assert_non_null(strstr(out, addr));
+	assert_non_null(strstr(out, "object type: report_timer hint: report_test_callback+0x0\n"));
+	assert_non_null(strstr(out, "ODEBUG: in thread "));
+	assert_non_null(strstr(out, " of pid "));
+	/* Frame #0 is the culprit, not libodebug's own code. */
+	assert_non_null(strstr(out, "    #0 0x"));
+	assert_non_null(strstr(out, " in report_test_culprit+0x"));
+	assert_null(strstr(out, "in debug_object_activate"));
+	assert_null(strstr(out, "in odebug_"));
+	assert_non_null(strstr(out, "test-report+0x"));
+	free(out);
+	debug_object_deactivate(&t, &timer_descr);
+	debug_object_free(&t, &timer_descr);
+}
+
+static void report_of_untracked_object_says_not_available(void **state)
+{
+	static char obj[32];
+	char *out;
+
+	(void)state;
+	capture_start();
+	debug_object_deactivate(obj, &bare_descr);
+	out = capture_stop();
+	assert_non_null(strstr(out, "ODEBUG: deactivate not available (active state 0) "));
+	assert_non_null(strstr(out, "object type: test_bare hint: 0x0\n"));
+	free(out);
+}
+
+static void report_preserves_errno(void **state)
+{
+	static char obj[32];
+	char *out;
+
+	(void)state;
+	capture_start();
+	errno = 4242;
+	debug_object_deactivate(obj, &bare_descr);
+	assert_int_equal(errno, 4242);
+	out = capture_stop();
+	assert_non_null(strstr(out, "deactivate not available"));
+	free(out);
+}
+
+static void null_arguments_give_one_line_and_no_crash(void **state)
+{
+	static char obj[8];
+	static const struct debug_obj_descr nameless = { .name = NULL };
+	char *out;
+
+	(void)state;
+	stats_mark();
+	capture_start();
+	debug_object_init(NULL, &bare_descr);
+	debug_object_init(obj, NULL);
+	assert_int_equal(debug_object_activate(obj, &nameless), -EINVAL);
+	out = capture_stop();
+	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL object; call ignored"), 1);
+	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL descriptor; call ignored"), 1);
+	assert_int_equal(count_lines_with(out, "debug_object_activate called with a descriptor without a name"), 1);
+	assert_int_equal(debug_object_get_state(obj), ODEBUG_STATE_NOTAVAILABLE);
+	assert_int_equal(stats_delta().warnings, 0);
+	free(out);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(report_names_op_state_type_hint_and_caller),
+		cmocka_unit_test(report_of_untracked_object_says_not_available),
+		cmocka_unit_test(report_preserves_errno),
+		cmocka_unit_test(null_arguments_give_one_line_and_no_crash),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
