@@ -92,6 +92,16 @@ const struct debug_obj_descr repair_descr = {
 
 const struct debug_obj_descr bare_descr = { .name = "test_bare" };
 
+void release(void *p, size_t size)
+{
+#ifndef ODEBUG_TEST_INTERPOSE
+	debug_check_no_obj_freed(p, size);
+#else
+	(void)size;
+#endif
+	free(p);
+}
+
 static struct debug_objects_stats mark;
 
 struct debug_objects_stats stats_now(void)

@@ -41,6 +41,12 @@ extern const struct debug_obj_descr bare_descr;
 
 void calls_reset(void);
 
+/*
+ * free(), with the free check run explicitly where free() is not ours (the
+ * sanitizer build has no interposition).
+ */
+void release(void *p, size_t size);
+
 /* Counters now minus counters at the last stats_mark(). */
 struct stats_delta {
 	long warnings, fixups, suppressed, used;

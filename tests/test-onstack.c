@@ -17,6 +17,7 @@ static void stack_object_annotated_on_stack_is_silent(void **state)
 	out = capture_stop();
 	assert_string_equal(out, "");
 	assert_int_equal(stats_delta().warnings, 0);
+	free(out);
 }
 
 static void stack_object_not_annotated_gets_a_notice(void **state)

@@ -116,7 +116,7 @@ static void threads_on_disjoint_and_shared_objects_lose_nothing(void **state)
 		for (k = 0; k < OBJS; k++)
 			if (w[i].state[k] == ODEBUG_STATE_ACTIVE)
 				debug_object_deactivate(w[i].objs + 16 * k, &bare_descr);
-		free(w[i].objs);	/* the free check drops every tracker */
+		release(w[i].objs, OBJS * 16);	/* the free check drops every tracker */
 	}
 	assert_int_equal(stats_delta().used, 0);
 	assert_int_equal(stats_delta().warnings, 0);
@@ -140,7 +140,7 @@ static void *churn_worker(void *arg)
 		debug_object_init(block, &bare_descr);
 		if (r & 1)
 			debug_object_init(block + size / 2, &bare_descr);
-		free(block);	/* silently drops the inactive trackers */
+		release(block, size);	/* silently drops the inactive trackers */
 	}
 	return NULL;
 }

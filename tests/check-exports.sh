@@ -1,0 +1,32 @@
+#!/bin/sh
+# The library exports exactly the functions declared in odebug.h plus the
+# interposed libc functions (each in glibc's version node), nothing else.
+# usage: check-exports.sh LIBRARY HEADER INTERPOSED...
+set -eu
+lib=$1 header=$2
+shift 2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Declarations of the real API: the part of the header before ODEBUG_DISABLE's stubs.
+sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
+	grep -oE '\b(debug_[a-z_]+)\(' | tr -d '(' >"$tmp/expected"
+for f in "$@"; do echo "$f"; done >>"$tmp/expected"
+sort -u -o "$tmp/expected" "$tmp/expected"
+
+nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | sed 's/@.*//' |
+	sort -u >"$tmp/actual"
+
+if ! diff -u "$tmp/expected" "$tmp/actual"; then
+	echo "exports differ from odebug.h plus the interposers (- expected, + exported)"
+	exit 1
+fi
+# Interposers must carry glibc's versions, or nothing reaches them.
+for f in "$@"; do
+	v=$(nm -D --defined-only "$lib" | awk -v f="$f" '{ split($3, a, "@"); if (a[1] == f) print $3 }')
+	case "$v" in
+	*@@GLIBC_*) ;;
+	*) echo "$f is exported as '$v', not in a GLIBC_ version node"; exit 1 ;;
+	esac
+done
+echo "exports: $(wc -l <"$tmp/actual") symbols, as declared"
