@@ -69,6 +69,19 @@ static inline bool odebug_on(void)
 	return odebug_enable_slow() && odebug_guard == 0;
 }
 
+/*
+ * pthread spinlocks, but a waiter yields after a short spin: with more
+ * threads than cores (or a fork() holding every lock) a preempted holder
+ * would otherwise make the others spin for whole time slices.
+ */
+void odebug_spin_lock_slow(pthread_spinlock_t *lock);
+
+static inline void odebug_spin_lock(pthread_spinlock_t *lock)
+{
+	if (unlikely(pthread_spin_trylock(lock)))
+		odebug_spin_lock_slow(lock);
+}
+
 static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
 

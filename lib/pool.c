@@ -25,7 +25,7 @@ static bool ready;			/* pool_lock is initialised */
 
 void odebug_pool_lock(void)
 {
-	pthread_spin_lock(&pool_lock);
+	odebug_spin_lock(&pool_lock);
 }
 
 void odebug_pool_unlock(void)

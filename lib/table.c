@@ -4,6 +4,8 @@
  * with its own spinlock.  All trackers of one chunk share a bucket, so the
  * free check visits exactly one bucket per chunk released.
  */
+#include <sched.h>
+
 #include "internal.h"
 
 #define HASH_BITS	14
@@ -53,9 +55,32 @@ struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
 	return &buckets[(chunk * 0x61C8864680B583EBull) >> (64 - HASH_BITS)];
 }
 
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#else
+	__asm__ volatile("" ::: "memory");
+#endif
+}
+
+void odebug_spin_lock_slow(pthread_spinlock_t *lock)
+{
+	unsigned int spins = 0;
+
+	while (pthread_spin_trylock(lock)) {
+		if (++spins < 64)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+}
+
 void odebug_bucket_lock(struct odebug_bucket *b)
 {
-	pthread_spin_lock(&b->lock);
+	odebug_spin_lock(&b->lock);
 }
 
 void odebug_bucket_unlock(struct odebug_bucket *b)
