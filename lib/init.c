@@ -78,7 +78,6 @@ static enum odebug_mode setup(void)
 	}
 #ifdef ODEBUG_INTERPOSE
 	odebug_interpose_init();
-	odebug_interpose_check_binding();
 #endif
 	odebug_backtrace_init();
 	odebug_stack_init();
@@ -89,6 +88,9 @@ static enum odebug_mode setup(void)
 	__atomic_store_n(&odebug_mode, ODEBUG_MODE_ON, __ATOMIC_RELEASE);
 	if (odebug_opt.selftest && !odebug_selftest())
 		return ODEBUG_MODE_OFF;
+#ifdef ODEBUG_INTERPOSE
+	odebug_interpose_check_binding();
+#endif
 	return ODEBUG_MODE_ON;
 }
 

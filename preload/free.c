@@ -33,10 +33,17 @@ static void check_block(void *p)
 	errno = saved;
 }
 
+/* Set by free(NULL) while enabled: proves calls to free() reach us. */
+__thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
+
 ODEBUG_EXPORT void free(void *p)
 {
-	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p)
-		check_block(p);
+	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON)) {
+		if (p)
+			check_block(p);
+		else
+			odebug_free_reached = 1;
+	}
 	odebug_next_free(p);
 }
 

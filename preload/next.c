@@ -109,21 +109,28 @@ void odebug_interpose_init(void)
 }
 
 /*
- * When enabled: is free() as the program sees it ours?  If another
+ * When enabled: does free() as the program calls it reach ours?  If another
  * allocator was preloaded first, or the executable defines free itself, no
  * release is ever checked; say so once rather than check nothing silently.
+ * The test is behavioural: free(NULL) through the address the program sees
+ * (for a non-PIE executable, its canonical PLT entry), which every
+ * allocator accepts as a no-op.
  */
 void odebug_interpose_check_binding(void)
 {
-	Dl_info seen, self;
-	void *fn = dlsym(RTLD_DEFAULT, "free");
+	void (*fn)(void *);
+	Dl_info seen;
 
-	if (!dladdr((void *)odebug_interpose_check_binding, &self) ||
-	    !fn || !dladdr(fn, &seen) || seen.dli_fbase == self.dli_fbase)
+	*(void **)&fn = dlsym(RTLD_DEFAULT, "free");
+	if (!fn)
+		return;
+	odebug_free_reached = 0;
+	fn(NULL);
+	if (odebug_free_reached)
 		return;
 	odebug_message("free() is bound to ",
-		       seen.dli_fname && *seen.dli_fname ? seen.dli_fname :
-		       "the executable",
+		       dladdr((void *)fn, &seen) && seen.dli_fname && *seen.dli_fname ?
+		       seen.dli_fname : "the executable",
 		       ", not libodebug: released memory is not checked "
 		       "(put libodebug.so first in LD_PRELOAD)", (char *)NULL);
 }

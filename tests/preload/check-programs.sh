@@ -1,0 +1,52 @@
+#!/bin/sh
+# Real programs from Debian packages under LD_PRELOAD=libodebug.so ODEBUG=1:
+# the same output and exit status as without, and no ODEBUG line at all.
+# usage: check-programs.sh LIBODEBUG
+set -u
+lib=$(readlink -f "$1")
+dir=$(mktemp -d /tmp/odebug-programs.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+cd "$dir" || exit 1
+failed=0 ran=0
+
+# Input files: text to sort and compress, a C file to compile, a git repo.
+seq 1 300000 | awk '{ print ($1 * 7919) % 1000003 " line " $1 }' >big.txt
+printf '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }\n' >hello.c
+
+run() {	# name, then the command
+	name=$1; shift
+	command -v "$1" >/dev/null 2>&1 || { echo "skip $name: $1 not installed"; return; }
+	"$@" >plain.out 2>plain.err; plain=$?
+	LD_PRELOAD=$lib ODEBUG=1 "$@" >odebug.out 2>odebug.err; checked=$?
+	ran=$((ran + 1))
+	if [ "$plain" != "$checked" ] || ! cmp -s plain.out odebug.out ||
+	   grep -q ODEBUG odebug.err || ! cmp -s plain.err odebug.err; then
+		echo "FAIL $name: status $plain/$checked"
+		diff plain.out odebug.out | head -5
+		diff plain.err odebug.err | head -5
+		failed=$((failed + 1))
+	else
+		echo "ok   $name (status $plain, $(wc -c <odebug.out) bytes out)"
+	fi
+}
+
+run "python3 threads" python3 -c '
+import threading, hashlib
+def work(n):
+    h = hashlib.sha256()
+    for i in range(20000): h.update(str(i * n).encode())
+    out[n] = h.hexdigest()
+out = {}
+ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(sorted(out.items()))'
+run "xz -T2" sh -c 'xz -T2 -3 -c big.txt | xz -d | md5sum'
+run "sort" sort -n -S 8M big.txt
+run "gcc" sh -c 'gcc -O2 -o hello hello.c && ./hello'
+run "git" sh -c 'rm -rf repo && git init -q repo && cd repo && cp ../hello.c . && git add hello.c &&
+	git -c user.name=t -c user.email=t@t commit -qm one && git log --format=%s && git status --short'
+run "perl" perl -e 'my %h; $h{$_ % 1000} .= "x" for 1..200000; print scalar(keys %h), "\n"'
+run "tar+gzip" sh -c 'tar czf - big.txt hello.c | tar tzf -'
+
+echo "$ran programs, $failed failed"
+[ "$failed" = 0 ]
