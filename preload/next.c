@@ -119,7 +119,7 @@ void odebug_interpose_init(void)
 void odebug_interpose_check_binding(void)
 {
 	void (*fn)(void *);
-	Dl_info seen;
+	Dl_info seen, self;
 
 	*(void **)&fn = dlsym(RTLD_DEFAULT, "free");
 	if (!fn)
@@ -128,6 +128,13 @@ void odebug_interpose_check_binding(void)
 	fn(NULL);
 	if (odebug_free_reached)
 		return;
+	if (dladdr((void *)fn, &seen) && dladdr((void *)odebug_interpose_check_binding, &self) &&
+	    seen.dli_fbase == self.dli_fbase) {
+		odebug_message("free() is redirected away from libodebug (under valgrind, "
+			       "add --soname-synonyms=somalloc=nomatch): released memory "
+			       "is not checked", (char *)NULL);
+		return;
+	}
 	odebug_message("free() is bound to ",
 		       dladdr((void *)fn, &seen) && seen.dli_fname && *seen.dli_fname ?
 		       seen.dli_fname : "the executable",
