@@ -4,6 +4,7 @@
  * constructor has run (under LD_PRELOAD, a program's own dependencies are
  * initialised first): the bootstrap paths must forward these calls.
  */
+#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
