@@ -34,6 +34,8 @@ static void snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
 	o->descr = t->descr;
 	o->astate = t->astate;
 	o->state = (enum debug_obj_state)t->state;
+	o->init_stack = t->init_stack;
+	o->activate_stack = t->activate_stack;
 }
 
 static struct odebug_bucket *lock_bucket(const void *addr)
@@ -67,6 +69,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_snapshot o = {
 		.addr = (uintptr_t)addr, .descr = descr,
 		.astate = 0, .state = ODEBUG_STATE_NOTAVAILABLE,
+		.init_stack = 0, .activate_stack = 0,
 	};
 
 	odebug_report(&o, op);
@@ -178,9 +181,12 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
+	uint32_t origin = 0;
 
 	odebug_pool_fill();
 	odebug_stack_prepare();
+	if (unlikely(odebug_opt.origins))
+		origin = odebug_origin_here();
 retry:
 	b = lock_bucket(addr);
 	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note);
@@ -195,6 +201,7 @@ retry:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 		t->state = ODEBUG_STATE_INIT;
+		t->init_stack = origin;
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
@@ -271,6 +278,7 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
+	uint32_t origin = 0;
 	bool fixed;
 
 	if (!odebug_on())
@@ -279,6 +287,8 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 		return -EINVAL;
 	odebug_pool_fill();
 	odebug_stack_prepare();
+	if (unlikely(odebug_opt.origins))
+		origin = odebug_origin_here();
 retry:
 	b = lock_bucket(addr);
 	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
@@ -287,6 +297,7 @@ retry:
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
 			t->state = ODEBUG_STATE_ACTIVE;
+			t->activate_stack = origin;
 			/* fall through */
 		case ODEBUG_STATE_NONE:
 			unlock_bucket(b);

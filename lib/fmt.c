@@ -2,8 +2,8 @@
 /*
  * fmt.c - formatting without stdio or malloc.  The report path runs inside
  * free(), signal handlers and fork handlers, where printf is not safe; it
- * fills a buffer on the stack and hands it to write(2) in as few calls as
- * possible, so reports from two threads do not interleave mid-line.
+ * fills a buffer and hands it to write(2) in as few calls as possible, so
+ * reports from two threads do not interleave mid-line.
  */
 #include <stdarg.h>
 #include <string.h>
@@ -14,19 +14,34 @@ void odebug_buf_init(struct odebug_buf *b, int fd)
 {
 	b->fd = fd;
 	b->len = 0;
+	b->cap = sizeof(b->inline_data);
+	b->data = b->inline_data;
+}
+
+/* A buffer over caller's memory that never flushes: overflow truncates. */
+void odebug_buf_init_mem(struct odebug_buf *b, char *mem, size_t cap)
+{
+	b->fd = -1;
+	b->len = 0;
+	b->cap = cap;
+	b->data = mem;
 }
 
 void odebug_flush(struct odebug_buf *b)
 {
-	if (b->len)
+	if (b->len && b->fd >= 0) {
 		odebug_write(b->fd, b->data, b->len);
-	b->len = 0;
+		b->len = 0;
+	}
 }
 
 void odebug_putc(struct odebug_buf *b, char c)
 {
-	if (b->len == sizeof(b->data))
+	if (b->len == b->cap) {
+		if (b->fd < 0)
+			return;
 		odebug_flush(b);
+	}
 	b->data[b->len++] = c;
 }
 
@@ -73,6 +88,29 @@ void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width)
 	odebug_puts(b, s);
 	while (n++ < width)
 		odebug_putc(b, ' ');
+}
+
+/* A JSON string: quotes, backslash escapes, \u00XX for control bytes. */
+void odebug_put_json_str(struct odebug_buf *b, const char *s)
+{
+	odebug_putc(b, '"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\') {
+			odebug_putc(b, '\\');
+			odebug_putc(b, (char)c);
+		} else if (c == '\n') {
+			odebug_puts(b, "\\n");
+		} else if (c < 0x20 || c >= 0x7f) {	/* and non-ASCII: always valid */
+			odebug_puts(b, "\\u00");
+			odebug_putc(b, "0123456789abcdef"[c >> 4]);
+			odebug_putc(b, "0123456789abcdef"[c & 0xf]);
+		} else {
+			odebug_putc(b, (char)c);
+		}
+	}
+	odebug_putc(b, '"');
 }
 
 /*

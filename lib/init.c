@@ -30,22 +30,28 @@ void odebug_disable(void)
 	__atomic_store_n(&odebug_mode, ODEBUG_MODE_OFF, __ATOMIC_RELEASE);
 }
 
+/* Lock order: report, buckets, pool (in table.c), depot. */
 static void fork_prepare(void)
 {
 	odebug_guard_enter();
+	odebug_report_lock();
 	odebug_table_lock_all();
+	odebug_depot_lock();
 }
 
 static void fork_parent(void)
 {
+	odebug_depot_unlock();
 	odebug_table_unlock_all();
+	odebug_report_unlock();
 	odebug_guard_exit();
 }
 
 static void fork_child(void)
 {
+	odebug_depot_unlock();
 	odebug_table_unlock_all();
-	odebug_report_reset();
+	odebug_report_child();
 	odebug_guard_exit();
 }
 
@@ -71,7 +77,8 @@ static enum odebug_mode setup(void)
 	if (odebug_opt.help)
 		odebug_options_help();
 	odebug_guard_enter();
-	if (!odebug_table_init() || !odebug_pool_init()) {
+	if (!odebug_table_init() || !odebug_pool_init() ||
+	    (odebug_opt.origins && !odebug_depot_init())) {
 		odebug_guard_exit();
 		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
 		return ODEBUG_MODE_OFF;
@@ -81,6 +88,7 @@ static enum odebug_mode setup(void)
 #endif
 	odebug_backtrace_init();
 	odebug_stack_init();
+	odebug_suppress_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_exe_path();
 	odebug_guard_exit();
@@ -126,12 +134,14 @@ __attribute__((constructor)) static void odebug_constructor(void)
 	odebug_enable_slow();
 }
 
-/* Never tear anything down: other destructors still free() after us. */
+/*
+ * The exit-time options (report_active_at_exit, print_stats, exitcode).
+ * Nothing is torn down: other destructors still free() after us.
+ */
 __attribute__((destructor)) static void odebug_destructor(void)
 {
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT &&
-	    odebug_opt.print_stats)
-		debug_objects_print_stats(2);
+	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT && odebug_guard == 0)
+		odebug_report_at_exit();
 }
 
 /**

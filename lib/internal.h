@@ -30,13 +30,14 @@
 #define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
 #define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
 
-/* One tracker per tracked address: 32 bytes on LP64. */
+/* One tracker per tracked address: 40 bytes on LP64. */
 struct odebug_tracker {
 	struct odebug_tracker *next;		/* bucket chain or pool list */
 	uintptr_t addr;				/* the object's start address */
 	const struct debug_obj_descr *descr;
 	unsigned int astate;
-	unsigned char state;			/* enum debug_obj_state */
+	unsigned int state;			/* enum debug_obj_state */
+	uint32_t init_stack, activate_stack;	/* depot ids (origins=1) */
 };
 
 /* What a report needs, copied under the bucket lock. */
@@ -45,6 +46,18 @@ struct odebug_snapshot {
 	const struct debug_obj_descr *descr;
 	unsigned int astate;
 	enum debug_obj_state state;
+	uint32_t init_stack, activate_stack;
+};
+
+/* A frame, named (strings copied; empty when unknown). */
+struct odebug_frame {
+	uintptr_t pc;
+	const char *module;		/* NULL when unknown */
+	uintptr_t module_off;
+	uintptr_t func_off;
+	unsigned int line;
+	char func[128];
+	char file[256];
 };
 
 /* "init.c": the switch, the re-entry guard, process setup */
@@ -86,6 +99,7 @@ static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fe
 static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
 
 /* "options.c": the one table of ODEBUG_OPTIONS */
+#define ODEBUG_OPT_STRLEN 256
 struct odebug_options {
 	unsigned long max_reports;
 	unsigned long pool_size;
@@ -93,6 +107,14 @@ struct odebug_options {
 	unsigned long stack_depth;
 	unsigned long selftest;
 	unsigned long check_free;
+	unsigned long origins;
+	char log_path[ODEBUG_OPT_STRLEN];
+	char log_format[ODEBUG_OPT_STRLEN];
+	char suppressions[ODEBUG_OPT_STRLEN];
+	unsigned long exitcode;
+	unsigned long abort_on_error;
+	unsigned long halt_on_error;
+	unsigned long report_active_at_exit;
 	unsigned long print_stats;
 	unsigned long help;
 };
@@ -110,16 +132,19 @@ const char *odebug_exe_path(void);
 
 /* "fmt.c": formatting into a fixed buffer, flushed with write(2) */
 struct odebug_buf {
-	int fd;
-	size_t len;
-	char data[1024];
+	int fd;			/* flushed to when full; -1: truncate instead */
+	size_t len, cap;
+	char *data;
+	char inline_data[512];
 };
 void odebug_buf_init(struct odebug_buf *b, int fd);
+void odebug_buf_init_mem(struct odebug_buf *b, char *mem, size_t cap);
 void odebug_puts(struct odebug_buf *b, const char *s);
 void odebug_putc(struct odebug_buf *b, char c);
 void odebug_put_hex(struct odebug_buf *b, uintptr_t v);
 void odebug_put_dec(struct odebug_buf *b, unsigned long v);
 void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width);
+void odebug_put_json_str(struct odebug_buf *b, const char *s);
 void odebug_flush(struct odebug_buf *b);
 void odebug_message(const char *first, ...) __attribute__((sentinel));
 
@@ -160,18 +185,42 @@ extern unsigned long odebug_max_checked;
 void odebug_check_range(uintptr_t start, uintptr_t end);
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
 
-/* "report.c": what a misuse looks like on the screen */
+/* "report.c": what a misuse looks like, and what follows it */
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern const struct debug_obj_descr *odebug_quiet_descr;
-void odebug_report_reset(void);
+void odebug_report_lock(void);
+void odebug_report_unlock(void);
+void odebug_report_child(void);
+void odebug_report_at_exit(void);
+
+/* "sink.c": stderr, a log file, or syslog */
+void odebug_sink_write(const char *text, size_t len);
+
+/* "suppress.c" */
+void odebug_suppress_init(void);
+bool odebug_suppress_any(void);
+bool odebug_suppress_needs_frames(void);
+bool odebug_suppress_match(const char *type, const char *op,
+		       const struct odebug_frame *frames, int nframes);
+
+/* "depot.c": stacks stored once, named by 32-bit ids */
+bool odebug_depot_init(void);
+uint32_t odebug_depot_save(void *const *pcs, int n);
+int odebug_depot_get(uint32_t id, const uintptr_t **pcs);
+size_t odebug_depot_bytes(void);
+void odebug_depot_lock(void);
+void odebug_depot_unlock(void);
+uint32_t odebug_origin_here(void);
+
+/* "symbolize.c": naming frames (dladdr, and libdw when built with it) */
+void odebug_symbolize(uintptr_t pc, bool is_return, struct odebug_frame *f);
+bool odebug_symbolize_has_libdw(void);
 
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
 int odebug_backtrace_skip(void *const *pcs, int n);
-void odebug_put_symbol(struct odebug_buf *b, uintptr_t pc, bool with_module);
-void odebug_put_frame(struct odebug_buf *b, int index, uintptr_t pc);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);

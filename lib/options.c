@@ -5,8 +5,8 @@
  * ODEBUG_OPTIONS holds key=value pairs separated by ':' (AddressSanitizer's
  * convention); a value that contains ':' is written in double quotes.  An
  * unknown key or a bad value costs one warning line and keeps the default.
- * Parsing allocates nothing: it runs during bootstrap, possibly inside the
- * first free() of the process.
+ * Parsing allocates nothing: it may run inside the first API call of the
+ * process, from another library's constructor.
  */
 #include <stddef.h>
 #include <string.h>
@@ -22,45 +22,80 @@ struct odebug_options odebug_opt;
 struct option_desc {
 	const char *name;
 	size_t offset;
-	unsigned long def, min, max;
+	bool is_string;
+	unsigned long def, min, max;	/* numbers */
+	const char *def_str;		/* strings */
+	const char *const *choices;	/* strings: allowed values, or NULL */
 	const char *doc;
 };
 
-#define OPT(field, def, min, max, doc) \
-	{ #field, offsetof(struct odebug_options, field), def, min, max, doc }
+#define NUM(field, def, min, max, doc) \
+	{ #field, offsetof(struct odebug_options, field), false, def, min, max, NULL, NULL, doc }
+#define STR(field, def, choices, doc) \
+	{ #field, offsetof(struct odebug_options, field), true, 0, 0, 0, def, choices, doc }
+
+static const char *const formats[] = { "text", "json", NULL };
 
 static const struct option_desc options[] = {
-	OPT(max_reports, 5, 0, ~0UL,
+	NUM(max_reports, 5, 0, ~0UL,
 	    "reports printed in full; later ones are only counted"),
-	OPT(pool_size, 1024, 1, 1UL << 32,
+	NUM(pool_size, 1024, 1, 1UL << 32,
 	    "trackers preallocated at start (the pool grows in slabs)"),
-	OPT(pool_max, 1UL << 24, 1, 1UL << 32,
+	NUM(pool_max, 1UL << 24, 1, 1UL << 32,
 	    "hard cap on trackers; beyond it tracking stops (out of memory)"),
-	OPT(stack_depth, 32, 1, 128,
+	NUM(stack_depth, 32, 1, 128,
 	    "frames printed per backtrace"),
-	OPT(selftest, 1, 0, 1,
+	NUM(selftest, 1, 0, 1,
 	    "run the kernel's selftest at start; on failure stay disabled"),
-	OPT(check_free, ODEBUG_CHECK_FREE_DEFAULT, 0, 1,
+	NUM(check_free, ODEBUG_CHECK_FREE_DEFAULT, 0, 1,
 	    "check released memory for active objects"),
-	OPT(print_stats, 0, 0, 1,
+	NUM(origins, 0, 0, 1,
+	    "record where each object was last initialised and activated"),
+	STR(log_path, "stderr", NULL,
+	    "stderr, syslog, or PREFIX: reports go to PREFIX.<pid>"),
+	STR(log_format, "text", formats,
+	    "text, or json (one object per line per report)"),
+	STR(suppressions, "", NULL,
+	    "file of type:, op: and func: patterns whose reports are not printed"),
+	NUM(exitcode, 0, 0, 255,
+	    "exit status at normal exit when a report was made (0: unchanged)"),
+	NUM(abort_on_error, 0, 0, 1,
+	    "abort() after the first report"),
+	NUM(halt_on_error, 0, 0, 1,
+	    "_exit(exitcode, or 1) after the first report"),
+	NUM(report_active_at_exit, 0, 0, 1,
+	    "at exit, report every object still active"),
+	NUM(print_stats, 0, 0, 1,
 	    "print the statistics table at exit"),
-	OPT(help, 0, 0, 1,
+	NUM(help, 0, 0, 1,
 	    "print this table at start"),
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
 
-static unsigned long *field_of(const struct option_desc *d)
+static void *field_of(const struct option_desc *d)
 {
-	return (unsigned long *)((char *)&odebug_opt + d->offset);
+	return (char *)&odebug_opt + d->offset;
+}
+
+static void set_string(const struct option_desc *d, const char *s, size_t len)
+{
+	char *dst = field_of(d);
+
+	memcpy(dst, s, len);
+	dst[len] = '\0';
 }
 
 static void set_defaults(void)
 {
 	size_t i;
 
-	for (i = 0; i < NOPTIONS; i++)
-		*field_of(&options[i]) = options[i].def;
+	for (i = 0; i < NOPTIONS; i++) {
+		if (options[i].is_string)
+			set_string(&options[i], options[i].def_str, strlen(options[i].def_str));
+		else
+			*(unsigned long *)field_of(&options[i]) = options[i].def;
+	}
 }
 
 /* Decimal with an optional k/m/g suffix; false on anything else. */
@@ -98,11 +133,35 @@ static const char *clip(char *dst, const char *s, size_t len)
 	return dst;
 }
 
+static const char *dec(char *dst, unsigned long v)
+{
+	struct odebug_buf b;
+
+	odebug_buf_init_mem(&b, dst, 23);
+	odebug_put_dec(&b, v);
+	dst[b.len] = '\0';
+	return dst;
+}
+
+static bool string_ok(const struct option_desc *d, const char *val, size_t vlen)
+{
+	const char *const *c;
+
+	if (vlen >= ODEBUG_OPT_STRLEN)
+		return false;
+	if (!d->choices)
+		return vlen > 0;
+	for (c = d->choices; *c; c++)
+		if (strlen(*c) == vlen && !memcmp(*c, val, vlen))
+			return true;
+	return false;
+}
+
 static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		  bool has_value)
 {
 	char kbuf[64], vbuf[64], min[24], max[24], def[24];
-	struct odebug_buf b;
+	const struct option_desc *d;
 	unsigned long v;
 	size_t i;
 
@@ -116,25 +175,26 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 			       (char *)NULL);
 		return;
 	}
-	if (has_value && parse_number(val, vlen, &v) &&
-	    v >= options[i].min && v <= options[i].max) {
-		*field_of(&options[i]) = v;
+	d = &options[i];
+	if (d->is_string) {
+		if (has_value && string_ok(d, val, vlen)) {
+			set_string(d, val, vlen);
+			return;
+		}
+		odebug_message("bad value '", has_value ? clip(vbuf, val, vlen) : "",
+			       "' for option ", d->name,
+			       d->choices ? " (text or json)" : " (empty or too long)",
+			       "; keeping the default '", d->def_str, "'", (char *)NULL);
 		return;
 	}
-	/* Render the numbers with the buffer helpers, then one line. */
-	odebug_buf_init(&b, -1);
-	odebug_put_dec(&b, options[i].min);
-	clip(min, b.data, b.len);
-	b.len = 0;
-	odebug_put_dec(&b, options[i].max);
-	clip(max, b.data, b.len);
-	b.len = 0;
-	odebug_put_dec(&b, options[i].def);
-	clip(def, b.data, b.len);
+	if (has_value && parse_number(val, vlen, &v) && v >= d->min && v <= d->max) {
+		*(unsigned long *)field_of(d) = v;
+		return;
+	}
 	odebug_message("bad value '", has_value ? clip(vbuf, val, vlen) : "",
-		       "' for option ", options[i].name, " (a number from ",
-		       min, " to ", max, "); keeping the default ", def,
-		       (char *)NULL);
+		       "' for option ", d->name, " (a number from ", dec(min, d->min),
+		       " to ", dec(max, d->max), "); keeping the default ",
+		       dec(def, d->def), (char *)NULL);
 }
 
 /**
@@ -194,14 +254,24 @@ void odebug_options_help(void)
 	odebug_buf_init(&b, 2);
 	odebug_puts(&b, "ODEBUG: options (ODEBUG_OPTIONS=key=value:key=value):\n");
 	for (i = 0; i < NOPTIONS; i++) {
+		const struct option_desc *d = &options[i];
+
 		odebug_puts(&b, "ODEBUG:   ");
-		odebug_put_pad(&b, options[i].name, 13);
+		odebug_put_pad(&b, d->name, 21);
 		odebug_puts(&b, " default ");
-		odebug_put_dec(&b, options[i].def);
-		odebug_puts(&b, ", now ");
-		odebug_put_dec(&b, *field_of(&options[i]));
+		if (d->is_string) {
+			odebug_putc(&b, '\'');
+			odebug_puts(&b, d->def_str);
+			odebug_puts(&b, "', now '");
+			odebug_puts(&b, field_of(d));
+			odebug_putc(&b, '\'');
+		} else {
+			odebug_put_dec(&b, d->def);
+			odebug_puts(&b, ", now ");
+			odebug_put_dec(&b, *(unsigned long *)field_of(d));
+		}
 		odebug_puts(&b, ": ");
-		odebug_puts(&b, options[i].doc);
+		odebug_puts(&b, d->doc);
 		odebug_putc(&b, '\n');
 	}
 	odebug_flush(&b);

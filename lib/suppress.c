@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * suppress.c - suppressions=FILE: reports a user has decided to live with.
+ *
+ * One pattern per line: "type:NAME" (the descriptor's name), "op:OP" (the
+ * operation: init, activate, deactivate, destroy, free, assert_init,
+ * active_state, exit) or "func:NAME" (any frame of the backtrace); '*'
+ * matches any run of characters; '#' starts a comment.  A matching report
+ * is not printed and is counted in "suppressed".  The file is read once, at
+ * start, into static storage.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define MAX_RULES	256
+#define MAX_PATTERN	128
+#define MAX_FILE	(64 * 1024)
+
+enum rule_kind { RULE_TYPE, RULE_OP, RULE_FUNC };
+
+static struct rule {
+	enum rule_kind kind;
+	char pattern[MAX_PATTERN];
+} rules[MAX_RULES];
+static int nrules;
+static bool func_rules;
+
+/* Glob with '*' only, iterative (no recursion, no allocation). */
+static bool match(const char *pat, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+
+	while (*s) {
+		if (*pat == '*') {
+			star = pat++;
+			resume = s;
+		} else if (*pat == *s) {
+			pat++;
+			s++;
+		} else if (star) {
+			pat = star + 1;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return !*pat;
+}
+
+static const char *trim(char *s, char **end)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (*end > s && ((*end)[-1] == ' ' || (*end)[-1] == '\t' || (*end)[-1] == '\r'))
+		(*end)--;
+	**end = '\0';
+	return s;
+}
+
+static void bad_line(const char *file, unsigned long lineno, const char *text,
+		     const char *why)
+{
+	char num[24];
+	struct odebug_buf b;
+
+	odebug_buf_init_mem(&b, num, sizeof(num) - 1);
+	odebug_put_dec(&b, lineno);
+	num[b.len] = '\0';
+	odebug_message("suppressions ", file, ":", num, ": '", text, "' ", why,
+		       " (line ignored)", (char *)NULL);
+}
+
+static void add_line(const char *file, unsigned long lineno, char *line, char *end)
+{
+	static const struct { const char *prefix; enum rule_kind kind; } kinds[] = {
+		{ "type:", RULE_TYPE }, { "op:", RULE_OP }, { "func:", RULE_FUNC },
+	};
+	const char *text = trim(line, &end);
+	size_t i;
+
+	if (!*text || *text == '#')
+		return;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		size_t n = strlen(kinds[i].prefix);
+		const char *pat = text + n;
+
+		if (strncmp(text, kinds[i].prefix, n))
+			continue;
+		if (!*pat) {
+			bad_line(file, lineno, text, "has an empty pattern");
+		} else if (strlen(pat) >= MAX_PATTERN) {
+			bad_line(file, lineno, text, "has a pattern over 127 characters");
+		} else if (nrules == MAX_RULES) {
+			bad_line(file, lineno, text, "is beyond the 256 patterns kept");
+		} else {
+			rules[nrules].kind = kinds[i].kind;
+			strcpy(rules[nrules].pattern, pat);
+			func_rules |= kinds[i].kind == RULE_FUNC;
+			nrules++;
+		}
+		return;
+	}
+	bad_line(file, lineno, text, "is not type:NAME, op:OP or func:NAME");
+}
+
+/**
+ * odebug_suppress_init - read the suppressions file named by the option
+ */
+void odebug_suppress_init(void)
+{
+	static char text[MAX_FILE + 1];
+	const char *file = odebug_opt.suppressions;
+	unsigned long lineno = 0;
+	size_t len = 0;
+	char *line;
+	int fd;
+
+	if (!file[0])
+		return;
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		odebug_message("cannot read suppressions file ", file,
+			       "; nothing is suppressed", (char *)NULL);
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, text + len, MAX_FILE - len);
+
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		if (len == MAX_FILE) {
+			odebug_message("suppressions file ", file,
+				       " is over 64 KiB; only its start is read",
+				       (char *)NULL);
+			break;
+		}
+	}
+	close(fd);
+	text[len] = '\0';
+	for (line = text; line < text + len;) {
+		char *nl = memchr(line, '\n', (size_t)(text + len - line));
+		char *end = nl ? nl : text + len;
+
+		add_line(file, ++lineno, line, end);
+		line = end + 1;
+	}
+}
+
+bool odebug_suppress_needs_frames(void)
+{
+	return func_rules;
+}
+
+/* Does a rule match this report?  @frames may be NULL without func rules. */
+bool odebug_suppress_match(const char *type, const char *op,
+		       const struct odebug_frame *frames, int nframes)
+{
+	int i, j;
+
+	for (i = 0; i < nrules; i++) {
+		const struct rule *r = &rules[i];
+
+		switch (r->kind) {
+		case RULE_TYPE:
+			if (match(r->pattern, type))
+				return true;
+			break;
+		case RULE_OP:
+			if (match(r->pattern, op))
+				return true;
+			break;
+		case RULE_FUNC:
+			for (j = 0; frames && j < nframes; j++)
+				if (frames[j].func[0] && match(r->pattern, frames[j].func))
+					return true;
+			break;
+		}
+	}
+	return false;
+}
+
+bool odebug_suppress_any(void)
+{
+	return nrules > 0;
+}
