@@ -90,25 +90,56 @@ void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width)
 		odebug_putc(b, ' ');
 }
 
-/* A JSON string: quotes, backslash escapes, \u00XX for control bytes. */
-void odebug_put_json_str(struct odebug_buf *b, const char *s)
+/* Length of the valid UTF-8 sequence at @s, or 0. */
+static int utf8_len(const unsigned char *s)
 {
+	int n, i;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * A JSON string: quotes, backslash escapes, \u00XX for control bytes.
+ * Valid UTF-8 passes through; a stray byte is escaped as \u00XX, so the
+ * output is always valid JSON.
+ */
+void odebug_put_json_str(struct odebug_buf *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
 	odebug_putc(b, '"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (s && *s) {
+		unsigned char c = *s;
+		int n;
 
 		if (c == '"' || c == '\\') {
 			odebug_putc(b, '\\');
 			odebug_putc(b, (char)c);
 		} else if (c == '\n') {
 			odebug_puts(b, "\\n");
-		} else if (c < 0x20 || c >= 0x7f) {	/* and non-ASCII: always valid */
+		} else if (c >= 0x80 && (n = utf8_len(s))) {
+			while (n--)
+				odebug_putc(b, (char)*s++);
+			continue;
+		} else if (c < 0x20 || c >= 0x7f) {
 			odebug_puts(b, "\\u00");
 			odebug_putc(b, "0123456789abcdef"[c >> 4]);
 			odebug_putc(b, "0123456789abcdef"[c & 0xf]);
 		} else {
 			odebug_putc(b, (char)c);
 		}
+		s++;
 	}
 	odebug_putc(b, '"');
 }

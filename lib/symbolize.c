@@ -116,8 +116,8 @@ static void symbolize_dwarf(uintptr_t lookup, struct odebug_frame *f)
 {
 	Dwfl_Module *mod = module_of(lookup);
 	Dwfl_Line *line = NULL;
-	Dwarf_Addr bias;
-	GElf_Off off;
+	Dwarf_Addr bias, laddr = 0;
+	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *name, *file;
 	int lineno = 0;
@@ -132,8 +132,9 @@ static void symbolize_dwarf(uintptr_t lookup, struct odebug_frame *f)
 	/* Only inside a compilation unit: crt code has no lines of its own. */
 	if (dw.addrdie(mod, lookup, &bias))
 		line = dw.getsrc(mod, lookup);
-	if (line && (file = dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL)) &&
-	    lineno > 0) {
+	if (line && (file = dw.lineinfo(line, &laddr, &lineno, NULL, NULL, NULL)) &&
+	    lineno > 0 && (!name || laddr >= lookup - off)) {
+		/* (a line row before the function's start belongs to another) */
 		copy(f->file, sizeof(f->file), file);
 		f->line = (unsigned int)lineno;
 	}

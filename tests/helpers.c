@@ -191,6 +191,7 @@ char *run_child(const char *argv0, const char *name, int *status, ...)
 		while ((kv = va_arg(ap, const char *)))
 			putenv((char *)kv);
 		va_end(ap);
+		dup2(pipefd[1], 1);
 		dup2(pipefd[1], 2);
 		close(pipefd[0]);
 		execl("/proc/self/exe", argv0, "--child", name, (char *)NULL);

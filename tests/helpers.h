@@ -62,8 +62,8 @@ int count_lines_with(const char *text, const char *needle);
 
 /*
  * Run this executable again as "argv0 --child NAME" with the extra
- * environment strings given (NULL-terminated); returns its stderr (malloc'ed)
- * and stores its exit status.
+ * environment strings given (NULL-terminated); returns its stdout and
+ * stderr together (malloc'ed) and stores its wait status.
  */
 char *run_child(const char *argv0, const char *name, int *status, ...);
 /* In main(): if argv asks for a child scenario, run it and exit. */
