@@ -263,7 +263,7 @@ static void json_reports_decode_with_a_real_parser(void **state)
 		 "names = [f[\"function\"] for f in r[\"frames\"]]\n"
 		 "print(len(lines), r[\"op\"], r[\"state\"], r[\"astate\"], r[\"type\"], r[\"hint\"],\n"
 		 "      r[\"pid\"] > 0, r[\"thread\"][\"tid\"] > 0, r[\"time\"].endswith(\"Z\"),\n"
-		 "      r[\"address\"].startswith(\"0x\"), names[0],\n"
+		 "      r[\"address\"].startswith(\"0x\"), [n for n in names if n and n.startswith(\"sinks_\")][0],\n"
 		 "      \"sinks_arm\" in [f[\"function\"] for f in r[\"initialised_at\"]],\n"
 		 "      \"sinks_arm\" in [f[\"function\"] for f in r[\"activated_at\"]],\n"
 		 "      all(set(f) == {\"address\",\"function\",\"offset\",\"module\",\"module_offset\",\"file\",\"line\"} for f in r[\"frames\"]))' %s",
