@@ -69,7 +69,9 @@ enum debug_obj_state {
  * address and the state the tracker had when the misuse was found; it
  * returns true when it repaired the damage (counted in "fixups").  Fixups run
  * with no libodebug lock held and may call the debug_object_* functions
- * again, as the repair usually needs to.  A fixup_free must leave the object
+ * again, as the repair usually needs to.  @is_static_object runs under a
+ * bucket lock and @debug_hint under the report lock: they must only read
+ * the object (calls they make into libodebug are ignored).  A fixup_free must leave the object
  * untracked (deactivate, then debug_object_free); libodebug drops the
  * tracker itself when the memory is gone and the fixup did not.
  *

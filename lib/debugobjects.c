@@ -269,7 +269,8 @@ static bool tracked(void *addr)
  * @addr:	address of the object
  * @descr:	pointer to an object specific debug description structure
  *
- * Returns 0 for success, -EINVAL for check failed.
+ * Returns 0 for success, -EINVAL for check failed (or, when enabled, for
+ * a NULL object or descriptor).  Disabled, it always returns 0.
  */
 ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
 {
@@ -663,7 +664,8 @@ bool odebug_range_tracked(uintptr_t start, uintptr_t end)
  * reuses memory.  Every ACTIVE object that starts in the range is reported
  * ("free active") and its descriptor's fixup_free is called; trackers in
  * other states are dropped silently.  The interposed free(), realloc(),
- * munmap() and mremap() call it for you.
+ * reallocarray(), munmap() and mremap(), and the exit of a thread that
+ * annotated on-stack objects, run the same check for you.
  */
 ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
 {
