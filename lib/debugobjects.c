@@ -531,14 +531,14 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	odebug_report(&o, "active_state");
 }
 
-/* Return a chain of dropped trackers to the pool (no bucket lock held). */
-static void put_trackers(struct odebug_tracker *t)
+/* Return a list of dropped trackers to the pool (no bucket lock held). */
+static void put_trackers(uint32_t index)
 {
-	while (t) {
-		struct odebug_tracker *next = t->next;
+	while (index) {
+		struct odebug_tracker *t = odebug_tracker_at(index);
 
+		index = t->hnext;
 		odebug_pool_free(t);
-		t = next;
 	}
 }
 
@@ -560,47 +560,55 @@ static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 /*
  * Check one bucket for trackers whose object starts in [start, end):
  * ACTIVE ones are reported and fixed up, the others dropped silently.
+ * @chunk is the chunk being released (0: every chunk, for huge ranges).
  * Returns the number of trackers visited.
  */
-static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t start,
-				  uintptr_t end)
+static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t chunk,
+				  uintptr_t start, uintptr_t end)
 {
-	struct odebug_tracker *t, **pp, *dropped;
+	struct odebug_tracker *t;
 	struct odebug_snapshot o;
 	unsigned long cnt, checked = 0;
+	uint32_t *pp, dropped;
+	int c;
 
-	/* Nothing tracked in this bucket: no lock taken. */
-	if (!__atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+	/* No tracker of this chunk here: no lock taken. */
+	if (chunk ? !odebug_bucket_may_hold(b, chunk) : !odebug_load(&b->count))
 		return 0;
 repeat:
 	cnt = 0;
-	dropped = NULL;
+	dropped = 0;
 	odebug_guard_enter();
 	odebug_bucket_lock(b);
-	for (pp = &b->head; (t = *pp) != NULL;) {
-		cnt++;
-		if (t->addr < start || t->addr >= end) {
-			pp = &t->next;
-			continue;
+	for (c = 0; c < ODEBUG_CHAINS; c++) {
+		for (pp = &odebug_bucket_chains(b)[c]; *pp;) {
+			t = odebug_tracker_at(*pp);
+			cnt++;
+			if (t->addr < start || t->addr >= end) {
+				pp = &t->hnext;
+				continue;
+			}
+			if (t->state == ODEBUG_STATE_ACTIVE) {
+				snapshot(&o, t);
+				unlock_bucket(b);
+				put_trackers(dropped);
+				checked += cnt;
+				odebug_report(&o, "free");
+				fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+				/*
+				 * The kernel rescans until the fixup made the
+				 * object inactive, forever if it never does;
+				 * the tracker goes now, so each object is
+				 * reported once.
+				 */
+				drop_tracker(b, o.addr);
+				goto repeat;
+			}
+			*pp = t->hnext;
+			odebug_bucket_forget(b, t);
+			t->hnext = dropped;
+			dropped = odebug_tracker_index(t);
 		}
-		if (t->state == ODEBUG_STATE_ACTIVE) {
-			snapshot(&o, t);
-			unlock_bucket(b);
-			put_trackers(dropped);
-			checked += cnt;
-			odebug_report(&o, "free");
-			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
-			/*
-			 * The kernel rescans until the fixup made the object
-			 * inactive, forever if it never does; the tracker
-			 * goes now, so each object is reported once.
-			 */
-			drop_tracker(b, o.addr);
-			goto repeat;
-		}
-		*pp = t->next;
-		t->next = dropped;
-		dropped = t;
 	}
 	unlock_bucket(b);
 	put_trackers(dropped);
@@ -620,10 +628,10 @@ void odebug_check_range(uintptr_t start, uintptr_t end)
 	if (chunks > n) {
 		/* Larger than the table: visit every bucket once. */
 		for (i = 0; i < n; i++)
-			checked += check_bucket(odebug_bucket_at(i), start, end);
+			checked += check_bucket(odebug_bucket_at(i), 0, start, end);
 	} else {
 		for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE)
-			checked += check_bucket(odebug_bucket_of(chunk), start, end);
+			checked += check_bucket(odebug_bucket_of(chunk), chunk, start, end);
 	}
 	if (checked > odebug_load(&odebug_max_checked))
 		odebug_stat_max(&odebug_max_checked, checked);
@@ -635,21 +643,23 @@ bool odebug_range_tracked(uintptr_t start, uintptr_t end)
 	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
 	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
 	size_t i, n = odebug_table_size();
-	bool found = false;
+	bool whole = chunks > n, found = false;
 
-	if (chunks > n)
+	if (whole)
 		chunks = n;	/* then every bucket, once */
 	for (i = 0; i < chunks && !found; i++, chunk += ODEBUG_CHUNK_SIZE) {
-		struct odebug_bucket *b = chunks == n ? odebug_bucket_at(i) :
-						      odebug_bucket_of(chunk);
+		struct odebug_bucket *b = whole ? odebug_bucket_at(i) : odebug_bucket_of(chunk);
 		struct odebug_tracker *t;
+		int c;
 
-		if (!__atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+		if (whole ? !odebug_load(&b->count) : !odebug_bucket_may_hold(b, chunk))
 			continue;
 		odebug_guard_enter();
 		odebug_bucket_lock(b);
-		for (t = b->head; t && !found; t = t->next)
-			found = t->addr >= start && t->addr < end;
+		for (c = 0; c < ODEBUG_CHAINS && !found; c++)
+			for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]); t && !found;
+			     t = odebug_tracker_at(t->hnext))
+				found = t->addr >= start && t->addr < end;
 		unlock_bucket(b);
 	}
 	return found;

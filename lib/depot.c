@@ -15,7 +15,8 @@
 
 #include "internal.h"
 
-#define DEPOT_BYTES	((size_t)256 << 20)	/* reserved, not committed */
+/* Reserved, not committed; ids (offset / 8) must fit the tracker's 29 bits. */
+#define DEPOT_BYTES	((size_t)256 << 20)
 #define INDEX_SLOTS	((size_t)1 << 20)
 
 struct depot_stack {

@@ -30,14 +30,15 @@
 #define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
 #define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
 
-/* One tracker per tracked address: 40 bytes on LP64. */
+/* One tracker per tracked address: 32 bytes on LP64. */
 struct odebug_tracker {
-	struct odebug_tracker *next;		/* bucket chain or pool list */
 	uintptr_t addr;				/* the object's start address */
 	const struct debug_obj_descr *descr;
+	uint32_t hnext;				/* chain or free list (pool index) */
 	unsigned int astate;
-	unsigned int state;			/* enum debug_obj_state */
-	uint32_t init_stack, activate_stack;	/* depot ids (origins=1) */
+	uint32_t init_stack : 29;		/* depot ids (origins=1) */
+	uint32_t state : 3;			/* enum debug_obj_state */
+	uint32_t activate_stack;
 };
 
 /* What a report needs, copied under the bucket lock. */
@@ -151,6 +152,18 @@ void odebug_message(const char *first, ...) __attribute__((sentinel));
 /* "pool.c": trackers, preallocated in mmap'ed slabs */
 bool odebug_pool_init(void);
 bool odebug_pool_fill(void);
+extern struct odebug_tracker *odebug_pool_base;
+
+/* Trackers are named by their 32-bit index in the pool; 0 is none. */
+static inline struct odebug_tracker *odebug_tracker_at(uint32_t index)
+{
+	return index ? &odebug_pool_base[index] : NULL;
+}
+
+static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
+{
+	return (uint32_t)(t - odebug_pool_base);
+}
 extern unsigned long odebug_pool_used;
 struct odebug_tracker *odebug_pool_alloc(void);
 void odebug_pool_free(struct odebug_tracker *t);
@@ -160,17 +173,21 @@ void odebug_pool_stats(struct debug_objects_stats *s);
 void odebug_pool_restore(const struct debug_objects_stats *s);
 
 /* "table.c": the page-hashed buckets */
+#define ODEBUG_CHAINS 64			/* chains per bucket */
 struct odebug_bucket {
-	struct odebug_tracker *head;
 	pthread_spinlock_t lock;
+	uint32_t count;				/* trackers in the bucket */
 };
 bool odebug_table_init(void);
 struct odebug_bucket *odebug_bucket_of(uintptr_t addr);
+uint32_t *odebug_bucket_chains(struct odebug_bucket *b);
+bool odebug_bucket_may_hold(struct odebug_bucket *b, uintptr_t chunk);
 void odebug_bucket_lock(struct odebug_bucket *b);
 void odebug_bucket_unlock(struct odebug_bucket *b);
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
+void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *t);
 void odebug_table_drain(void);
 void odebug_table_lock_all(void);
 void odebug_table_unlock_all(void);

@@ -2,25 +2,33 @@
 /*
  * pool.c - the tracker pool.
  *
- * Trackers are never malloc'ed: the pool carves them out of slabs mapped
- * with raw mmap system calls, so that tracking an object never re-enters
- * the host's allocator.  The pool is filled before it runs dry, outside any
- * lock, from the operations that may need a tracker (init, activate,
- * assert_init), as the kernel's debug_objects_fill_pool() does.  Slabs are
- * never unmapped: trackers go back to the free list for reuse.
+ * Trackers are never malloc'ed.  At start the pool reserves address space
+ * for pool_max trackers in one mapping (MAP_NORESERVE: only trackers ever
+ * used become resident), so a tracker is named by a 32-bit index, which is
+ * what the table's chains store.  Trackers are handed out from a free list
+ * of returned ones, then from a "carved" region that grows in steps (at
+ * least pool_size, half of all carved so far) before it runs dry, as the
+ * kernel's debug_objects_fill_pool() refills its pool.  Nothing is mapped
+ * or unmapped after start.
  */
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 static pthread_spinlock_t pool_lock;
-static struct odebug_tracker *free_list;
-static unsigned long free_count, min_free, max_used;
-unsigned long odebug_pool_used;	/* trackers in use; read without the lock */
-#define used odebug_pool_used
-static unsigned long total;		/* trackers carved from slabs */
+struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
+#define base odebug_pool_base
+static uint32_t free_head;		/* free list, linked through hnext */
+static unsigned long free_listed;	/* trackers on the free list */
+static unsigned long bump = 1;		/* next never-used index */
+static unsigned long carved = 1;	/* indexes below this are available */
+static unsigned long limit = 1;		/* reserved: indexes below this exist */
+static unsigned long min_free, max_used;
+unsigned long odebug_pool_used;		/* trackers in use; read without the lock */
 static unsigned long allocated, freed;	/* hand-outs and returns */
-static int filling;			/* one thread maps at a time */
 static bool ready;			/* pool_lock is initialised */
 
 void odebug_pool_lock(void)
@@ -33,86 +41,94 @@ void odebug_pool_unlock(void)
 	pthread_spin_unlock(&pool_lock);
 }
 
-/* Map a slab of @n trackers (or fewer, up to pool_max) and add it. */
-static bool grow(unsigned long n)
+static unsigned long free_count(void)
 {
-	struct odebug_tracker *slab, *t;
-	unsigned long room = odebug_opt.pool_max - odebug_load(&total);
-	size_t bytes;
-
-	if (n > room)
-		n = room;
-	if (!n)
-		return false;
-	bytes = (n * sizeof(*slab) + 4095) & ~(size_t)4095;
-	n = bytes / sizeof(*slab);
-	if (n > room)
-		n = room;
-	slab = odebug_map(bytes);
-	if (!slab)
-		return false;
-	for (t = slab; t < slab + n - 1; t++)
-		t->next = t + 1;
-	odebug_pool_lock();
-	slab[n - 1].next = free_list;
-	free_list = slab;
-	free_count += n;
-	total += n;
-	odebug_pool_unlock();
-	return true;
+	return free_listed + (carved - bump);
 }
 
+/*
+ * Reserve pool_max trackers of address space; where the system refuses
+ * (strict overcommit), as much as it allows, down to pool_size.
+ */
 bool odebug_pool_init(void)
 {
+	unsigned long want = odebug_opt.pool_max + 1;
+
 	pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE);
-	if (!grow(odebug_opt.pool_size))
+	if (want > UINT32_MAX)
+		want = UINT32_MAX;
+	for (; want > odebug_opt.pool_size; want /= 2) {
+		long p = syscall(SYS_mmap, NULL, want * sizeof(*base),
+				 PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p != -1) {
+			base = (struct odebug_tracker *)p;
+			/* Trackers are reached at random: fewer TLB misses. */
+			madvise(base, want * sizeof(*base), MADV_HUGEPAGE);
+			break;
+		}
+	}
+	if (!base)
 		return false;
-	min_free = free_count;
+	limit = want;
+	carved = 1 + odebug_opt.pool_size;
+	if (carved > limit)
+		carved = limit;
+	min_free = free_count();
 	ready = true;
 	return true;
 }
 
+/* Carve @n more trackers (up to the reservation); the pool lock is held. */
+static void carve(unsigned long n)
+{
+	carved = carved + n < limit ? carved + n : limit;
+}
+
 /*
- * Keep at least a quarter of pool_size ready.  Called with no lock held;
- * each slab is half as large as everything mapped so far (at least
- * pool_size), so a million objects cost a few dozen mappings.  Returns
- * false only when the pool is empty and cannot grow (pool_max reached, or
- * the system refused the mapping).
+ * Keep at least a quarter of pool_size ready.  Called with no lock held.
+ * Returns false only when the pool is empty and cannot grow (pool_max
+ * reached).
  */
 bool odebug_pool_fill(void)
 {
 	unsigned long low = odebug_opt.pool_size / 4 + 16;
-	bool ok = true;
+	bool ok;
 
-	if (likely(odebug_load(&free_count) >= low))
+	if (likely(odebug_load(&free_listed) + (odebug_load(&carved) - odebug_load(&bump)) >= low))
 		return true;
-	if (__atomic_exchange_n(&filling, 1, __ATOMIC_ACQUIRE))
-		return true;	/* another thread is mapping a slab */
-	odebug_guard_enter();
-	if (odebug_load(&free_count) < low) {
-		unsigned long n = odebug_load(&total) / 2;
+	odebug_pool_lock();
+	if (free_count() < low) {
+		unsigned long n = (carved - 1) / 2;
 
-		ok = grow(n > odebug_opt.pool_size ? n : odebug_opt.pool_size);
+		carve(n > odebug_opt.pool_size ? n : odebug_opt.pool_size);
 	}
-	odebug_guard_exit();
-	__atomic_store_n(&filling, 0, __ATOMIC_RELEASE);
-	return ok || odebug_load(&free_count) > 0;
+	ok = free_count() > 0;
+	odebug_pool_unlock();
+	return ok;
 }
 
 /* Called with a bucket lock held: takes nothing but the pool lock. */
 struct odebug_tracker *odebug_pool_alloc(void)
 {
-	struct odebug_tracker *t;
+	struct odebug_tracker *t = NULL;
 
 	odebug_pool_lock();
-	t = free_list;
+	if (free_head) {
+		t = &base[free_head];
+		free_head = t->hnext;
+		free_listed--;
+	} else if (bump < carved) {
+		t = &base[bump++];
+	}
 	if (t) {
-		free_list = t->next;
-		free_count--;
-		if (free_count < min_free)
-			min_free = free_count;
-		if (++used > max_used)
-			max_used = used;
+		unsigned long f = free_count();
+
+		if (f < min_free)
+			min_free = f;
+		if (++odebug_pool_used > max_used)
+			max_used = odebug_pool_used;
 		allocated++;
 	}
 	odebug_pool_unlock();
@@ -124,10 +140,10 @@ struct odebug_tracker *odebug_pool_alloc(void)
 void odebug_pool_free(struct odebug_tracker *t)
 {
 	odebug_pool_lock();
-	t->next = free_list;
-	free_list = t;
-	free_count++;
-	used--;
+	t->hnext = free_head;
+	free_head = odebug_tracker_index(t);
+	free_listed++;
+	odebug_pool_used--;
 	freed++;
 	odebug_pool_unlock();
 }
@@ -137,9 +153,9 @@ void odebug_pool_stats(struct debug_objects_stats *s)
 	if (!ready)	/* disabled: no pool, all zero */
 		return;
 	odebug_pool_lock();
-	s->pool_free = free_count;
+	s->pool_free = free_count();
 	s->pool_min_free = min_free;
-	s->pool_used = used;
+	s->pool_used = odebug_pool_used;
 	s->pool_max_used = max_used;
 	s->objs_allocated = allocated;
 	s->objs_freed = freed;

@@ -424,25 +424,29 @@ static void report_active_objects(void)
 		struct odebug_bucket *b = odebug_bucket_at(i);
 		size_t skip = 0, got, k;
 
-		if (!__atomic_load_n(&b->head, __ATOMIC_ACQUIRE))
+		if (!odebug_load(&b->count))
 			continue;
 		do {
 			struct odebug_tracker *t;
 			size_t seen = 0;
+			int c;
 
 			got = 0;
 			odebug_guard_enter();
 			odebug_bucket_lock(b);
-			for (t = b->head; t && got < 64; t = t->next) {
-				if (t->state != ODEBUG_STATE_ACTIVE || seen++ < skip)
-					continue;
-				batch[got].addr = t->addr;
-				batch[got].descr = t->descr;
-				batch[got].astate = t->astate;
-				batch[got].state = ODEBUG_STATE_ACTIVE;
-				batch[got].init_stack = t->init_stack;
-				batch[got].activate_stack = t->activate_stack;
-				got++;
+			for (c = 0; c < ODEBUG_CHAINS && got < 64; c++) {
+				for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]);
+				     t && got < 64; t = odebug_tracker_at(t->hnext)) {
+					if (t->state != ODEBUG_STATE_ACTIVE || seen++ < skip)
+						continue;
+					batch[got].addr = t->addr;
+					batch[got].descr = t->descr;
+					batch[got].astate = t->astate;
+					batch[got].state = ODEBUG_STATE_ACTIVE;
+					batch[got].init_stack = t->init_stack;
+					batch[got].activate_stack = t->activate_stack;
+					got++;
+				}
 			}
 			odebug_bucket_unlock(b);
 			odebug_guard_exit();

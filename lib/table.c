@@ -1,17 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * table.c - the tracker table: 16384 buckets hashed by 4 KiB chunk, each
- * with its own spinlock.  All trackers of one chunk share a bucket, so the
- * free check visits exactly one bucket per chunk released.
+ * table.c - the tracker table.
+ *
+ * 16384 buckets hashed by 4 KiB chunk, each with its own spinlock: all
+ * trackers of one chunk share a bucket, so the free check visits exactly
+ * one bucket per chunk released (the kernel's design).  Unlike the kernel's
+ * single chain per bucket, a bucket holds 64 short chains selected by a
+ * hash of the object's whole address, so finding an object costs the same
+ * whether its page holds one object or sixty-four; and 256 counters per
+ * bucket, indexed by more bits of the chunk's hash, count the trackers of
+ * the chunks that map to them, so the free check passes over a chunk with
+ * no tracker without taking the lock.  Chains link trackers by 32-bit pool
+ * index.
  */
 #include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
 #define HASH_BITS	14
 #define HASH_SIZE	((size_t)1 << HASH_BITS)
+#define FILTER_BITS	8
+#define FILTER_SIZE	(1 << FILTER_BITS)
 
 static struct odebug_bucket *buckets;
+static uint32_t (*heads)[ODEBUG_CHAINS];	/* per bucket, four cache lines */
+static uint8_t (*filter)[FILTER_SIZE];		/* per bucket, saturating counts */
 unsigned long odebug_max_chain;
 
 void odebug_stat_max(unsigned long *stat, unsigned long value)
@@ -22,37 +39,6 @@ void odebug_stat_max(unsigned long *stat, unsigned long value)
 	       !__atomic_compare_exchange_n(stat, &old, value, true,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
-}
-
-bool odebug_table_init(void)
-{
-	size_t i;
-
-	/* Mapped only when enabled: a disabled process pays nothing. */
-	buckets = odebug_map(HASH_SIZE * sizeof(*buckets));
-	if (!buckets)
-		return false;
-	for (i = 0; i < HASH_SIZE; i++)
-		pthread_spin_init(&buckets[i].lock, PTHREAD_PROCESS_PRIVATE);
-	return true;
-}
-
-size_t odebug_table_size(void)
-{
-	return HASH_SIZE;
-}
-
-struct odebug_bucket *odebug_bucket_at(size_t index)
-{
-	return &buckets[index];
-}
-
-/* The kernel's hash_long(): the golden ratio multiplier, top bits. */
-struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
-{
-	uint64_t chunk = addr >> ODEBUG_CHUNK_SHIFT;
-
-	return &buckets[(chunk * 0x61C8864680B583EBull) >> (64 - HASH_BITS)];
 }
 
 static inline void cpu_relax(void)
@@ -78,6 +64,101 @@ void odebug_spin_lock_slow(pthread_spinlock_t *lock)
 	}
 }
 
+bool odebug_table_init(void)
+{
+	size_t i;
+	long p;
+
+	/*
+	 * Mapped only when enabled: a disabled process pays nothing.  The
+	 * chain heads are reserved, not committed: a bucket's line becomes
+	 * resident when its first object is tracked.
+	 */
+	buckets = odebug_map(HASH_SIZE * sizeof(*buckets));
+	p = syscall(SYS_mmap, NULL, HASH_SIZE * (sizeof(*heads) + sizeof(*filter)),
+		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		    -1, 0);
+	if (!buckets || p == -1)
+		return false;
+	heads = (uint32_t (*)[ODEBUG_CHAINS])p;
+	filter = (uint8_t (*)[FILTER_SIZE])(p + HASH_SIZE * sizeof(*heads));
+	/* Random access over 8 MiB: huge pages spare a TLB miss per lookup. */
+	madvise((void *)p, HASH_SIZE * (sizeof(*heads) + sizeof(*filter)), MADV_HUGEPAGE);
+	for (i = 0; i < HASH_SIZE; i++)
+		pthread_spin_init(&buckets[i].lock, PTHREAD_PROCESS_PRIVATE);
+	return true;
+}
+
+size_t odebug_table_size(void)
+{
+	return HASH_SIZE;
+}
+
+struct odebug_bucket *odebug_bucket_at(size_t index)
+{
+	return &buckets[index];
+}
+
+uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
+{
+	return heads[b - buckets];
+}
+
+static uint64_t chunk_hash(uintptr_t addr)
+{
+	return (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) * 0x61C8864680B583EBull;
+}
+
+/* The kernel's hash_long() of the chunk number: the golden ratio, top bits. */
+struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
+{
+	return &buckets[chunk_hash(addr) >> (64 - HASH_BITS)];
+}
+
+/* The chunk's counter in its bucket's filter: hash bits below the index. */
+static uint8_t *counter_of(struct odebug_bucket *b, uintptr_t chunk)
+{
+	uint64_t h = chunk_hash(chunk) >> (64 - HASH_BITS - FILTER_BITS);
+
+	return &filter[b - buckets][h & (FILTER_SIZE - 1)];
+}
+
+/* Could the bucket hold a tracker of this chunk?  No lock, no false "no". */
+bool odebug_bucket_may_hold(struct odebug_bucket *b, uintptr_t chunk)
+{
+	return __atomic_load_n(counter_of(b, chunk), __ATOMIC_RELAXED) != 0;
+}
+
+static void count_in(struct odebug_bucket *b, uintptr_t addr)
+{
+	uint8_t *c = counter_of(b, addr);
+
+	if (*c != UINT8_MAX)
+		__atomic_store_n(c, (uint8_t)(*c + 1), __ATOMIC_RELAXED);
+}
+
+/* A saturated counter stays: the chunk is then always walked. */
+static void count_out(struct odebug_bucket *b, uintptr_t addr)
+{
+	uint8_t *c = counter_of(b, addr);
+
+	if (*c != UINT8_MAX && *c)
+		__atomic_store_n(c, (uint8_t)(*c - 1), __ATOMIC_RELAXED);
+}
+
+/*
+ * The chain within the bucket: a full mix of the address (a multiplicative
+ * hash alone correlates with the bucket's hash of the same chunk number).
+ */
+static unsigned int chain_of(uintptr_t addr)
+{
+	uint64_t x = addr;
+
+	x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
+	x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
+	return (unsigned int)((x ^ (x >> 33)) >> 58);	/* 64 chains */
+}
+
 void odebug_bucket_lock(struct odebug_bucket *b)
 {
 	odebug_spin_lock(&b->lock);
@@ -94,7 +175,10 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 	struct odebug_tracker *t;
 	unsigned long cnt = 0;
 
-	for (t = b->head; t; t = t->next) {
+	if (!b->count)
+		return NULL;
+	for (t = odebug_tracker_at(heads[b - buckets][chain_of(addr)]); t;
+	     t = odebug_tracker_at(t->hnext)) {
 		if (t->addr == addr)
 			return t;
 		cnt++;
@@ -106,40 +190,62 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	t->next = b->head;
-	__atomic_store_n(&b->head, t, __ATOMIC_RELEASE);
+	uint32_t *head = &heads[b - buckets][chain_of(t->addr)];
+
+	t->hnext = *head;
+	*head = odebug_tracker_index(t);
+	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
+	count_in(b, t->addr);
 }
 
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	struct odebug_tracker **pp;
+	uint32_t *pp = &heads[b - buckets][chain_of(t->addr)];
+	uint32_t index = odebug_tracker_index(t);
 
-	for (pp = &b->head; *pp; pp = &(*pp)->next) {
-		if (*pp == t) {
-			__atomic_store_n(pp, t->next, __ATOMIC_RELEASE);
+	for (; *pp; pp = &odebug_tracker_at(*pp)->hnext) {
+		if (*pp == index) {
+			*pp = t->hnext;
+			odebug_bucket_forget(b, t);
 			return;
 		}
 	}
+}
+
+/* @t has been unlinked from its chain: account for it. */
+void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *t)
+{
+	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
+	count_out(b, t->addr);
 }
 
 /* Out of memory: hand every tracker back to the pool. */
 void odebug_table_drain(void)
 {
 	size_t i;
+	int c;
 
 	for (i = 0; i < HASH_SIZE; i++) {
 		struct odebug_bucket *b = &buckets[i];
-		struct odebug_tracker *t;
+		uint32_t taken[ODEBUG_CHAINS];
 
+		if (!odebug_load(&b->count))
+			continue;
 		odebug_bucket_lock(b);
-		t = b->head;
-		__atomic_store_n(&b->head, NULL, __ATOMIC_RELEASE);
+		memcpy(taken, heads[i], sizeof(taken));
+		memset(heads[i], 0, sizeof(taken));
+		memset(filter[i], 0, sizeof(filter[i]));
+		b->count = 0;
 		odebug_bucket_unlock(b);
-		while (t) {
-			struct odebug_tracker *next = t->next;
+		for (c = 0; c < ODEBUG_CHAINS; c++) {
+			struct odebug_tracker *t = odebug_tracker_at(taken[c]);
 
-			odebug_pool_free(t);
-			t = next;
+			while (t) {
+				struct odebug_tracker *next = odebug_tracker_at(t->hnext);
+
+				odebug_pool_free(t);
+				t = next;
+			}
 		}
 	}
 }
