@@ -164,7 +164,7 @@ static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
 {
 	return (uint32_t)(t - odebug_pool_base);
 }
-extern unsigned long odebug_pool_used;
+unsigned long odebug_pool_in_use(void);
 struct odebug_tracker *odebug_pool_alloc(void);
 void odebug_pool_free(struct odebug_tracker *t);
 void odebug_pool_lock(void);

@@ -10,6 +10,11 @@
  * least pool_size, half of all carved so far) before it runs dry, as the
  * kernel's debug_objects_fill_pool() refills its pool.  Nothing is mapped
  * or unmapped after start.
+ *
+ * Like the kernel's per-CPU pools, each thread that tracks objects keeps a
+ * small cache of free trackers, refilled and drained in batches of 32, so
+ * the shared pool lock is taken once per batch rather than per object.  A
+ * thread's cache goes back to the pool when the thread exits.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +22,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+#define BATCH 32
 
 static pthread_spinlock_t pool_lock;
 struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
@@ -27,9 +34,21 @@ static unsigned long bump = 1;		/* next never-used index */
 static unsigned long carved = 1;	/* indexes below this are available */
 static unsigned long limit = 1;		/* reserved: indexes below this exist */
 static unsigned long min_free, max_used;
-unsigned long odebug_pool_used;		/* trackers in use; read without the lock */
-static unsigned long allocated, freed;	/* hand-outs and returns */
 static bool ready;			/* pool_lock is initialised */
+
+/* Counted without the lock, on their own cache lines. */
+static unsigned long allocated __attribute__((aligned(64)));
+static unsigned long freed __attribute__((aligned(64)));
+
+/* This thread's cache: 0 count and no key means "not caching yet". */
+struct cache {
+	uint32_t head;
+	uint32_t count;
+	bool registered;
+};
+static __thread struct cache cache __attribute__((tls_model("initial-exec")));
+static pthread_key_t cache_key;
+static bool cache_key_ok;
 
 void odebug_pool_lock(void)
 {
@@ -41,9 +60,52 @@ void odebug_pool_unlock(void)
 	pthread_spin_unlock(&pool_lock);
 }
 
-static unsigned long free_count(void)
+/* Trackers in use (exact): what any free() check asks first. */
+unsigned long odebug_pool_in_use(void)
+{
+	return odebug_load(&allocated) - odebug_load(&freed);
+}
+
+static unsigned long global_free(void)
 {
 	return free_listed + (carved - bump);
+}
+
+/* Take one tracker from the shared pool; the pool lock is held. */
+static struct odebug_tracker *take(void)
+{
+	struct odebug_tracker *t = NULL;
+
+	if (free_head) {
+		t = &base[free_head];
+		free_head = t->hnext;
+		free_listed--;
+	} else if (bump < carved) {
+		t = &base[bump++];
+	}
+	return t;
+}
+
+/* Give one back; the pool lock is held. */
+static void give(struct odebug_tracker *t)
+{
+	t->hnext = free_head;
+	free_head = (uint32_t)(t - base);
+	free_listed++;
+}
+
+static void cache_flush(void *unused)
+{
+	(void)unused;
+	odebug_pool_lock();
+	while (cache.count) {
+		struct odebug_tracker *t = &base[cache.head];
+
+		cache.head = t->hnext;
+		cache.count--;
+		give(t);
+	}
+	odebug_pool_unlock();
 }
 
 /*
@@ -75,7 +137,8 @@ bool odebug_pool_init(void)
 	carved = 1 + odebug_opt.pool_size;
 	if (carved > limit)
 		carved = limit;
-	min_free = free_count();
+	min_free = global_free();
+	cache_key_ok = pthread_key_create(&cache_key, cache_flush) == 0;
 	ready = true;
 	return true;
 }
@@ -87,7 +150,8 @@ static void carve(unsigned long n)
 }
 
 /*
- * Keep at least a quarter of pool_size ready.  Called with no lock held.
+ * Keep at least a quarter of pool_size ready, and let this thread cache
+ * trackers (its exit hands them back).  Called with no lock held.
  * Returns false only when the pool is empty and cannot grow (pool_max
  * reached).
  */
@@ -96,69 +160,107 @@ bool odebug_pool_fill(void)
 	unsigned long low = odebug_opt.pool_size / 4 + 16;
 	bool ok;
 
-	if (likely(odebug_load(&free_listed) + (odebug_load(&carved) - odebug_load(&bump)) >= low))
+	if (unlikely(!cache.registered) && cache_key_ok) {
+		cache.registered = true;
+		odebug_guard_enter();	/* setspecific may allocate */
+		pthread_setspecific(cache_key, (void *)1);
+		odebug_guard_exit();
+	}
+	if (likely(cache.count ||
+		   odebug_load(&free_listed) + (odebug_load(&carved) - odebug_load(&bump)) >= low))
 		return true;
 	odebug_pool_lock();
-	if (free_count() < low) {
+	if (global_free() < low) {
 		unsigned long n = (carved - 1) / 2;
 
 		carve(n > odebug_opt.pool_size ? n : odebug_opt.pool_size);
 	}
-	ok = free_count() > 0;
+	ok = global_free() > 0;
 	odebug_pool_unlock();
 	return ok;
+}
+
+static void account_alloc(void)
+{
+	unsigned long used = odebug_inc(&allocated) + 1 - odebug_load(&freed);
+
+	if (used > odebug_load(&max_used)) {
+		odebug_stat_max(&max_used, used);
+		odebug_pool_lock();
+		if (carved - 1 - used < min_free)
+			min_free = carved - 1 - used;
+		odebug_pool_unlock();
+	}
 }
 
 /* Called with a bucket lock held: takes nothing but the pool lock. */
 struct odebug_tracker *odebug_pool_alloc(void)
 {
-	struct odebug_tracker *t = NULL;
+	struct odebug_tracker *t;
 
-	odebug_pool_lock();
-	if (free_head) {
-		t = &base[free_head];
-		free_head = t->hnext;
-		free_listed--;
-	} else if (bump < carved) {
-		t = &base[bump++];
+	if (!cache.count && cache.registered) {
+		odebug_pool_lock();
+		while (cache.count < BATCH && (t = take())) {
+			t->hnext = cache.head;
+			cache.head = (uint32_t)(t - base);
+			cache.count++;
+		}
+		odebug_pool_unlock();
 	}
-	if (t) {
-		unsigned long f = free_count();
-
-		if (f < min_free)
-			min_free = f;
-		if (++odebug_pool_used > max_used)
-			max_used = odebug_pool_used;
-		allocated++;
+	if (cache.count) {
+		t = &base[cache.head];
+		cache.head = t->hnext;
+		cache.count--;
+	} else {
+		odebug_pool_lock();
+		t = take();
+		odebug_pool_unlock();
+		if (!t)
+			return NULL;
 	}
-	odebug_pool_unlock();
-	if (t)
-		memset(t, 0, sizeof(*t));
+	account_alloc();
+	memset(t, 0, sizeof(*t));
 	return t;
 }
 
 void odebug_pool_free(struct odebug_tracker *t)
 {
+	odebug_inc(&freed);
+	if (!cache.registered) {	/* no exit hook: nothing to cache */
+		odebug_pool_lock();
+		give(t);
+		odebug_pool_unlock();
+		return;
+	}
+	t->hnext = cache.head;
+	cache.head = (uint32_t)(t - base);
+	if (++cache.count < 2 * BATCH)
+		return;
 	odebug_pool_lock();
-	t->hnext = free_head;
-	free_head = odebug_tracker_index(t);
-	free_listed++;
-	odebug_pool_used--;
-	freed++;
+	while (cache.count > BATCH) {
+		t = &base[cache.head];
+		cache.head = t->hnext;
+		cache.count--;
+		give(t);
+	}
 	odebug_pool_unlock();
 }
 
 void odebug_pool_stats(struct debug_objects_stats *s)
 {
+	unsigned long a, f;
+
 	if (!ready)	/* disabled: no pool, all zero */
 		return;
 	odebug_pool_lock();
-	s->pool_free = free_count();
+	a = odebug_load(&allocated);
+	f = odebug_load(&freed);
+	s->pool_used = a - f;
+	s->pool_free = carved - 1 - (a - f);	/* shared, and in thread caches */
 	s->pool_min_free = min_free;
-	s->pool_used = odebug_pool_used;
-	s->pool_max_used = max_used;
-	s->objs_allocated = allocated;
-	s->objs_freed = freed;
+	s->pool_max_used = odebug_load(&max_used);
+	s->objs_allocated = a;
+	s->objs_freed = f;
 	odebug_pool_unlock();
 }
 
@@ -167,8 +269,8 @@ void odebug_pool_restore(const struct debug_objects_stats *s)
 {
 	odebug_pool_lock();
 	min_free = s->pool_min_free;
-	max_used = s->pool_max_used;
-	allocated = s->objs_allocated;
-	freed = s->objs_freed;
+	odebug_store(&max_used, s->pool_max_used);
+	odebug_store(&allocated, s->objs_allocated);
+	odebug_store(&freed, s->objs_freed);
 	odebug_pool_unlock();
 }

@@ -24,7 +24,7 @@ static void check_block(void *p)
 	size_t size;
 
 	if (odebug_guard || !odebug_opt.check_free ||
-	    !odebug_load(&odebug_pool_used) || !odebug_next_usable_size)
+	    !odebug_pool_in_use() || !odebug_next_usable_size)
 		return;
 	saved = errno;
 	size = odebug_next_usable_size(p);

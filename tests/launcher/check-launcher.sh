@@ -1,0 +1,228 @@
+#!/bin/sh
+# The odebug launcher: what the program receives, what it refuses, where it
+# finds the library.
+# usage: check-launcher.sh LAUNCHER LIBRARY SHOW NOTICE_BUG [STATIC]
+#   SHOW        prints its arguments and environment (show.c); not linked
+#               with libodebug
+#   NOTICE_BUG  the refcount example, linked without libodebug
+#   STATIC      a statically linked program (or empty: that case is skipped)
+set -u
+abs() { case $1 in /* | '') echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+launcher=$(abs "$1") lib=$(abs "$2") show=$(abs "$3") notice_bug=$(abs "$4")
+static=$(abs "${5:-}")
+failed=0
+tmp=$(mktemp -d /tmp/odebug-launcher.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+libdir=$(cd "$(dirname "$lib")" && pwd -P)
+want_lib=$libdir/libodebug.so.1
+
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; failed=1; }
+
+# run ARGS...: run the launcher; sets out, err and rc.
+run() {
+	"$launcher" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	out=$(cat "$tmp/out")
+	err=$(cat "$tmp/err")
+}
+
+# expect_refusal RC PATTERN DESCRIPTION ARGS...: the launcher must print
+# one line matching PATTERN, exit with RC, and not run the program.
+expect_refusal() {
+	want_rc=$1 pattern=$2 what=$3
+	shift 3
+	run "$@"
+	if [ "$rc" -eq "$want_rc" ] && [ -z "$out" ] &&
+	   [ "$(printf '%s\n' "$err" | wc -l)" -eq 1 ] &&
+	   printf '%s\n' "$err" | grep -q -- "$pattern"; then
+		ok "$what: $err (status $rc)"
+	else
+		bad "$what: status $rc (want $want_rc), stderr '$err', stdout '$out'"
+	fi
+}
+
+# --- what the program receives ---
+run "$show"
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qx 'ODEBUG=1' &&
+   printf '%s\n' "$out" | grep -qx 'libodebug: enabled' &&
+   printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=(unset)' && [ -z "$err" ]; then
+	ok "plain run: ODEBUG=1, libodebug loaded and enabled, no ODEBUG_OPTIONS"
+else
+	bad "plain run: status $rc, output: $out $err"
+fi
+
+preload=$(printf '%s\n' "$out" | sed -n 's/^LD_PRELOAD=//p')
+if [ "$preload" = "$want_lib" ]; then
+	ok "LD_PRELOAD is the absolute path $preload"
+else
+	bad "LD_PRELOAD is '$preload', want '$want_lib'"
+fi
+
+# ODEBUG=0 in the environment does not turn it off.
+ODEBUG=0 run "$show"
+printf '%s\n' "$out" | grep -qx 'libodebug: enabled' && ok "ODEBUG=0 in the environment is overridden" ||
+	bad "ODEBUG=0 in the environment: $out"
+
+# Arguments intact: spaces, quotes, an empty one, globs, a newline, dashes.
+nl='
+'
+set -- 'a b' '"double"' "it's" '' '*' '  lead' "tab	x" "line1${nl}line2" '-o' '--' '--help' '$HOME' '\\'
+run "$show" "$@"
+expected="argc=$(($# + 1))"
+for a in "$@"; do
+	expected="${expected}${nl}[$a]"
+done
+got=$(printf '%s\n' "$out" | sed -n '1,/^ODEBUG=/p' | sed '$d')
+if [ "$got" = "$expected" ]; then
+	ok "$# arguments with spaces, quotes, globs, a newline and dashes arrive intact"
+else
+	bad "arguments: got <<$got>>, want <<$expected>>"
+fi
+
+# -- ends the launcher's options; options after PROGRAM are PROGRAM's.
+run -o max_reports=2 -- "$show" -o x --version
+got=$(printf '%s\n' "$out" | sed -n '2,4p' | tr '\n' ' ')
+if [ "$got" = "[-o] [x] [--version] " ] &&
+   printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=max_reports=2'; then
+	ok "-- and options after PROGRAM go to PROGRAM"
+else
+	bad "-- handling: $out"
+fi
+
+# LD_PRELOAD: prepended to what is there.
+cp "$lib" "$tmp/libother.so"
+LD_PRELOAD="$tmp/libother.so" run "$show"
+got=$(printf '%s\n' "$out" | sed -n 's/^LD_PRELOAD=//p')
+if [ "$got" = "$want_lib $tmp/libother.so" ]; then
+	ok "LD_PRELOAD prepended: $got"
+else
+	bad "LD_PRELOAD with an existing one: '$got'"
+fi
+
+# -o joined with ':', after any ODEBUG_OPTIONS already set.
+run -o max_reports=3 -o stack_depth=4 -oprint_stats=0 "$show"
+printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=max_reports=3:stack_depth=4:print_stats=0' &&
+	ok "-o options joined with ':'" || bad "-o joining: $out"
+ODEBUG_OPTIONS=selftest=1 run -o max_reports=3 -o 'log_path="/tmp/a:b"' "$show"
+printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1:max_reports=3:log_path="/tmp/a:b"' &&
+	ok "-o appended to an existing ODEBUG_OPTIONS" || bad "-o appending: $out"
+ODEBUG_OPTIONS=selftest=1 run "$show"
+printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1' &&
+	ok "ODEBUG_OPTIONS kept as is without -o" || bad "ODEBUG_OPTIONS without -o: $out"
+
+# Exit status: the program's, including death by a signal.
+codes_ok=1
+for code in 0 1 42 255; do
+	SHOW_EXIT=$code run "$show"
+	[ "$rc" -eq "$code" ] || { bad "exit status $code came back as $rc"; codes_ok=0; }
+done
+[ "$codes_ok" -eq 1 ] && ok "exit statuses 0, 1, 42, 255 returned"
+SHOW_SIGNAL=15 run "$show"
+[ "$rc" -eq 143 ] && ok "killed by SIGTERM: status 143, as without the launcher" ||
+	bad "SIGTERM: status $rc"
+
+# Found through PATH, as exec would.
+mkdir "$tmp/bin"
+cp "$show" "$tmp/bin/show-prog"
+PATH="$tmp/bin:$PATH" run show-prog x
+[ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qx '\[x\]' && ok "PROGRAM found through PATH" ||
+	bad "PATH search: status $rc, $err"
+
+# A #! script runs, checked through its interpreter.
+printf '#!/bin/sh\necho "script: ODEBUG=$ODEBUG args: $*"\n' >"$tmp/script"
+chmod +x "$tmp/script"
+run "$tmp/script" 'a b' c
+[ "$rc" -eq 0 ] && [ "$out" = "script: ODEBUG=1 args: a b c" ] && ok "a #! script runs" ||
+	bad "script: status $rc, $out $err"
+
+# --- what it refuses: one line, non-zero, the program never runs ---
+expect_refusal 127 'odebug: no-such-program-here: command not found' \
+	"not found in PATH" no-such-program-here
+expect_refusal 127 "odebug: $tmp/nothing: no such file" "no such file" "$tmp/nothing"
+cp "$show" "$tmp/noexec"
+chmod 644 "$tmp/noexec"
+expect_refusal 126 'not executable' "not executable" "$tmp/noexec"
+cp "$show" "$tmp/bin/noexec-prog"
+chmod 644 "$tmp/bin/noexec-prog"
+PATH="$tmp/bin:$PATH" expect_refusal 126 'noexec-prog: not executable' \
+	"not executable, in PATH" noexec-prog
+expect_refusal 126 'is a directory' "a directory" "$tmp"
+cp "$show" "$tmp/setuid"
+chmod 4755 "$tmp/setuid"
+expect_refusal 126 'setuid: is setuid: LD_PRELOAD and ODEBUG are ignored' "setuid" "$tmp/setuid"
+cp "$show" "$tmp/setgid"
+chmod 2755 "$tmp/setgid"
+expect_refusal 126 'setgid: is setgid' "setgid" "$tmp/setgid"
+if [ -n "$static" ]; then
+	expect_refusal 126 'is statically linked (no program interpreter): LD_PRELOAD cannot' \
+		"statically linked" "$static"
+	printf '#!%s\n' "$static" >"$tmp/static-script"
+	chmod +x "$tmp/static-script"
+	expect_refusal 126 'its interpreter .* is statically linked' \
+		"a script whose interpreter is static" "$tmp/static-script"
+else
+	echo "skip: statically linked (no static program could be built)"
+fi
+# Another architecture: the show program with e_machine changed.
+cp "$show" "$tmp/foreign"
+printf '\050' | dd of="$tmp/foreign" bs=1 seek=18 conv=notrunc 2>/dev/null
+expect_refusal 126 'built for another architecture' "another architecture" "$tmp/foreign"
+expect_refusal 125 'unknown option' "an unknown option" -x "$show"
+expect_refusal 125 "expected KEY=VALUE" "-o without =" -o max_reports "$show"
+expect_refusal 125 "needs KEY=VALUE" "-o without a value" -o
+run
+[ "$rc" -eq 125 ] && printf '%s\n' "$err" | grep -q '^usage: odebug' && ok "no PROGRAM: usage, status 125" ||
+	bad "no PROGRAM: status $rc"
+run --help
+[ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q '^usage: odebug \[-o KEY=VALUE\]\.\.\. \[--\] PROGRAM \[ARGS\.\.\.\]' &&
+	ok "--help" || bad "--help: $rc $out"
+run --version
+[ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qx 'odebug (libodebug) [0-9][0-9.]*' &&
+	ok "--version: $out" || bad "--version: $rc $out"
+
+# --- where it finds the library ---
+# A relocated tree: bin/odebug and lib/libodebug.so.1 side by side, called
+# through a symlink from elsewhere and through PATH.
+mkdir -p "$tmp/tree/bin" "$tmp/tree/lib" "$tmp/elsewhere"
+cp "$launcher" "$tmp/tree/bin/odebug"
+cp "$lib" "$tmp/tree/lib/libodebug.so.1"
+ln -s "$tmp/tree/bin/odebug" "$tmp/elsewhere/odebug"
+got=$("$tmp/elsewhere/odebug" "$show" | sed -n 's/^LD_PRELOAD=//p')
+[ "$got" = "$tmp/tree/lib/libodebug.so.1" ] && ok "relocated, through a symlink: $got" ||
+	bad "relocated launcher preloads '$got'"
+got=$(cd "$tmp/tree/bin" && PATH="$tmp/tree/bin:$PATH" odebug "$show" | sed -n 's/^LD_PRELOAD=//p')
+[ "$got" = "$tmp/tree/lib/libodebug.so.1" ] && ok "relocated, through PATH: $got" ||
+	bad "launcher through PATH preloads '$got'"
+got=$(ODEBUG_LIBRARY="$tmp/libother.so" "$tmp/tree/bin/odebug" "$show" | sed -n 's/^LD_PRELOAD=//p')
+[ "$got" = "$tmp/libother.so" ] && ok "ODEBUG_LIBRARY overrides: $got" ||
+	bad "ODEBUG_LIBRARY: '$got'"
+rm "$tmp/tree/lib/libodebug.so.1"
+launcher_saved=$launcher
+launcher=$tmp/tree/bin/odebug
+expect_refusal 125 'cannot find libodebug' "library missing" "$show"
+mkdir -p "$tmp/with space/bin" "$tmp/with space/lib"
+cp "$launcher_saved" "$tmp/with space/bin/odebug"
+cp "$lib" "$tmp/with space/lib/libodebug.so.1"
+launcher="$tmp/with space/bin/odebug"
+expect_refusal 125 'LD_PRELOAD cannot express' "library path with a space" "$show"
+launcher=$launcher_saved
+
+# --- a report from an example bug, through the launcher only ---
+"$notice_bug" >"$tmp/out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] && grep -q 'undefined symbol: debug_object' "$tmp/out"; then
+	ok "the example alone cannot even start: $(head -1 "$tmp/out")"
+else
+	bad "the example started without the launcher (status $rc)"
+fi
+run "$notice_bug"
+if [ "$rc" -eq 0 ] &&
+   printf '%s\n' "$err$nl$out" | grep -q '^ODEBUG: activate destroyed (active state 0) .* object type: session' &&
+   printf '%s\n' "$err$nl$out" | grep -q ' in notice_deliver+'; then
+	ok "under the launcher the example's bug is reported: $(printf '%s\n' "$err$nl$out" | grep '^ODEBUG: activate')"
+else
+	bad "example under the launcher: status $rc: $out $err"
+fi
+
+exit "$failed"
