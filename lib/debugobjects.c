@@ -20,7 +20,7 @@ unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 unsigned long odebug_max_checked;
 
 /* Why lookup_or_alloc() returned no tracker. */
-enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY };
+enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY, MISS_OFF };
 
 /* An on-stack mismatch found under the lock, printed after it. */
 struct stack_note {
@@ -42,7 +42,6 @@ static struct odebug_bucket *lock_bucket(const void *addr)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 
-	odebug_guard_enter();
 	odebug_bucket_lock(b);
 	return b;
 }
@@ -50,7 +49,6 @@ static struct odebug_bucket *lock_bucket(const void *addr)
 static void unlock_bucket(struct odebug_bucket *b)
 {
 	odebug_bucket_unlock(b);
-	odebug_guard_exit();
 }
 
 static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
@@ -114,6 +112,8 @@ static void oom(void)
  */
 static bool handle_miss(enum miss miss)
 {
+	if (miss == MISS_OFF)	/* switched off meanwhile: nothing to do */
+		return false;
 	if (miss == MISS_POOL_EMPTY && odebug_pool_fill()) {
 		sched_yield();
 		return true;
@@ -153,6 +153,14 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		}
 		/* Statically allocated objects are considered initialised. */
 		state = ODEBUG_STATE_INIT;
+	}
+	/*
+	 * The out-of-memory switch-off drains bucket by bucket: a tracker
+	 * made after it passed this bucket would never be freed.
+	 */
+	if (unlikely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON)) {
+		*miss = MISS_OFF;
+		return NULL;
 	}
 	t = odebug_pool_alloc();
 	if (!t) {
@@ -547,7 +555,6 @@ static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t;
 
-	odebug_guard_enter();
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, addr);
 	if (t)
@@ -578,7 +585,6 @@ static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t chunk,
 repeat:
 	cnt = 0;
 	dropped = 0;
-	odebug_guard_enter();
 	odebug_bucket_lock(b);
 	for (c = 0; c < ODEBUG_CHAINS; c++) {
 		for (pp = &odebug_bucket_chains(b)[c]; *pp;) {
@@ -654,7 +660,6 @@ bool odebug_range_tracked(uintptr_t start, uintptr_t end)
 
 		if (whole ? !odebug_load(&b->count) : !odebug_bucket_may_hold(b, chunk))
 			continue;
-		odebug_guard_enter();
 		odebug_bucket_lock(b);
 		for (c = 0; c < ODEBUG_CHAINS && !found; c++)
 			for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]); t && !found;

@@ -75,6 +75,7 @@ uint32_t odebug_depot_save(void *const *pcs, int n)
 	if (!store || n <= 0)
 		return 0;
 	need = sizeof(struct depot_stack) + (size_t)n * sizeof(uintptr_t);
+	odebug_guard_enter();
 	odebug_spin_lock(&depot_lock);
 	/* Bounded probing: a crowded index loses origins, never hangs. */
 	for (i = hash & (INDEX_SLOTS - 1), probes = 0; probes < 256;
@@ -100,6 +101,7 @@ uint32_t odebug_depot_save(void *const *pcs, int n)
 		}
 	}
 	pthread_spin_unlock(&depot_lock);
+	odebug_guard_exit();
 	return id;
 }
 

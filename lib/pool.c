@@ -50,14 +50,17 @@ static __thread struct cache cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
 static bool cache_key_ok;
 
+/* Held with the guard set, like every lock of ours (signal handlers). */
 void odebug_pool_lock(void)
 {
+	odebug_guard_enter();
 	odebug_spin_lock(&pool_lock);
 }
 
 void odebug_pool_unlock(void)
 {
 	pthread_spin_unlock(&pool_lock);
+	odebug_guard_exit();
 }
 
 /* Trackers in use (exact): what any free() check asks first. */
@@ -223,27 +226,33 @@ struct odebug_tracker *odebug_pool_alloc(void)
 	return t;
 }
 
+/*
+ * May be called without a bucket lock: the guard covers the cache, which a
+ * signal handler's free() must not touch halfway through an update.
+ */
 void odebug_pool_free(struct odebug_tracker *t)
 {
+	odebug_guard_enter();
 	odebug_inc(&freed);
 	if (!cache.registered) {	/* no exit hook: nothing to cache */
 		odebug_pool_lock();
 		give(t);
 		odebug_pool_unlock();
-		return;
+	} else {
+		t->hnext = cache.head;
+		cache.head = (uint32_t)(t - base);
+		if (++cache.count >= 2 * BATCH) {
+			odebug_pool_lock();
+			while (cache.count > BATCH) {
+				t = &base[cache.head];
+				cache.head = t->hnext;
+				cache.count--;
+				give(t);
+			}
+			odebug_pool_unlock();
+		}
 	}
-	t->hnext = cache.head;
-	cache.head = (uint32_t)(t - base);
-	if (++cache.count < 2 * BATCH)
-		return;
-	odebug_pool_lock();
-	while (cache.count > BATCH) {
-		t = &base[cache.head];
-		cache.head = t->hnext;
-		cache.count--;
-		give(t);
-	}
-	odebug_pool_unlock();
+	odebug_guard_exit();
 }
 
 void odebug_pool_stats(struct debug_objects_stats *s)

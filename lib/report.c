@@ -432,7 +432,6 @@ static void report_active_objects(void)
 			int c;
 
 			got = 0;
-			odebug_guard_enter();
 			odebug_bucket_lock(b);
 			for (c = 0; c < ODEBUG_CHAINS && got < 64; c++) {
 				for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]);
@@ -449,7 +448,6 @@ static void report_active_objects(void)
 				}
 			}
 			odebug_bucket_unlock(b);
-			odebug_guard_exit();
 			for (k = 0; k < got; k++)
 				report(&batch[k], "exit", false);
 			skip += got;

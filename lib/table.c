@@ -159,14 +159,21 @@ static unsigned int chain_of(uintptr_t addr)
 	return (unsigned int)((x ^ (x >> 33)) >> 58);	/* 64 chains */
 }
 
+/*
+ * Every lock of ours is held with the re-entry guard set: a signal handler
+ * that calls free() or the API while this thread holds it passes through
+ * instead of spinning forever on a lock its own thread holds.
+ */
 void odebug_bucket_lock(struct odebug_bucket *b)
 {
+	odebug_guard_enter();
 	odebug_spin_lock(&b->lock);
 }
 
 void odebug_bucket_unlock(struct odebug_bucket *b)
 {
 	pthread_spin_unlock(&b->lock);
+	odebug_guard_exit();
 }
 
 /* Find the tracker of @addr; the bucket lock is held. */
@@ -229,8 +236,7 @@ void odebug_table_drain(void)
 		struct odebug_bucket *b = &buckets[i];
 		uint32_t taken[ODEBUG_CHAINS];
 
-		if (!odebug_load(&b->count))
-			continue;
+		/* Always locked: an unlocked look at count may be stale. */
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
 		memset(heads[i], 0, sizeof(taken));
