@@ -1,9 +1,11 @@
 #!/bin/sh
-# Real programs from Debian packages under LD_PRELOAD=libodebug.so ODEBUG=1:
-# the same output and exit status as without, and no ODEBUG line at all.
-# usage: check-programs.sh LIBODEBUG
+# Real programs from Debian packages under the odebug launcher (ODEBUG=1,
+# LD_PRELOAD=libodebug.so): the same output and exit status as without, and
+# no ODEBUG line at all.
+# usage: check-programs.sh LIBODEBUG [LAUNCHER]
 set -u
 lib=$(readlink -f "$1")
+launcher=${2:+$(readlink -f "$2")}
 dir=$(mktemp -d /tmp/odebug-programs.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir" || exit 1
@@ -17,7 +19,11 @@ run() {	# name, then the command
 	name=$1; shift
 	command -v "$1" >/dev/null 2>&1 || { echo "skip $name: $1 not installed"; return; }
 	"$@" >plain.out 2>plain.err; plain=$?
-	LD_PRELOAD=$lib ODEBUG=1 "$@" >odebug.out 2>odebug.err; checked=$?
+	if [ -n "$launcher" ]; then
+		"$launcher" -- "$@" >odebug.out 2>odebug.err; checked=$?
+	else
+		LD_PRELOAD=$lib ODEBUG=1 "$@" >odebug.out 2>odebug.err; checked=$?
+	fi
 	ran=$((ran + 1))
 	if [ "$plain" != "$checked" ] || ! cmp -s plain.out odebug.out ||
 	   grep -q ODEBUG odebug.err || ! cmp -s plain.err odebug.err; then
@@ -47,6 +53,13 @@ run "git" sh -c 'rm -rf repo && git init -q repo && cd repo && cp ../hello.c . &
 	git -c user.name=t -c user.email=t@t commit -qm one && git log --format=%s && git status --short'
 run "perl" perl -e 'my %h; $h{$_ % 1000} .= "x" for 1..200000; print scalar(keys %h), "\n"'
 run "tar+gzip" sh -c 'tar czf - big.txt hello.c | tar tzf -'
+run "bzip2" sh -c 'bzip2 -c big.txt | bzip2 -dc | md5sum'
+run "sqlite3" sqlite3 :memory: "create table t(a, b); with recursive n(i) as
+	(select 1 union all select i + 1 from n where i < 50000) insert into t
+	select i, hex(randomblob(8)) from n; create index ta on t(a);
+	select count(*), sum(a) from t where a % 7 = 0;"
+run "make" sh -c 'printf "all: hello2\nhello2: hello.c\n\tgcc -o hello2 hello.c\n" >Makefile && make -s -B && ./hello2'
+run "awk" awk '{ s[$1 % 97] += length($0) } END { for (k in s) n++; print n }' big.txt
 
 echo "$ran programs, $failed failed"
 [ "$failed" = 0 ]
