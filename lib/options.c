@@ -40,7 +40,7 @@ static const struct option_desc options[] = {
 	NUM(max_reports, 5, 0, ~0UL,
 	    "reports printed in full; later ones are only counted"),
 	NUM(pool_size, 1024, 1, 1UL << 32,
-	    "trackers preallocated at start (the pool grows in slabs)"),
+	    "trackers made ready at start (the pool grows in steps)"),
 	NUM(pool_max, 1UL << 24, 1, 1UL << 32,
 	    "hard cap on trackers; beyond it tracking stops (out of memory)"),
 	NUM(stack_depth, 32, 1, 128,
