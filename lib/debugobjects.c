@@ -61,6 +61,23 @@ static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 	return false;
 }
 
+/*
+ * A misuse of a tracked object: copy the tracker, drop the lock, report,
+ * then call the fixup (if any) with the state the tracker had.  Returns
+ * the fixup's verdict.
+ */
+static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t,
+		   const char *op, bool (*fn)(void *, enum debug_obj_state),
+		   void *addr)
+{
+	struct odebug_snapshot o;
+
+	snapshot(&o, t);
+	unlock_bucket(b);
+	odebug_report(&o, op);
+	return fixup(fn, addr, o.state);
+}
+
 static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 			     const char *op)
 {
@@ -185,7 +202,6 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 			bool onstack)
 {
 	struct stack_note note = { false, false, 0 };
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
@@ -214,15 +230,10 @@ retry:
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		snapshot(&o, t);
-		unlock_bucket(b);
-		odebug_report(&o, "init");
-		fixup(descr->fixup_init, addr, o.state);
+		misuse(b, t, "init", descr->fixup_init, addr);
 		return;
 	default:	/* DESTROYED */
-		snapshot(&o, t);
-		unlock_bucket(b);
-		odebug_report(&o, "init");
+		misuse(b, t, "init", NULL, addr);
 		return;
 	}
 }
@@ -283,7 +294,6 @@ static bool tracked(void *addr)
 ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
 {
 	struct stack_note note = { false, false, 0 };
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
@@ -313,14 +323,9 @@ retry:
 			print_note(addr, &note);
 			return 0;
 		case ODEBUG_STATE_ACTIVE:
-			snapshot(&o, t);
-			unlock_bucket(b);
-			odebug_report(&o, "activate");
-			return fixup(descr->fixup_activate, addr, o.state) ? 0 : -EINVAL;
+			return misuse(b, t, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		default:	/* DESTROYED */
-			snapshot(&o, t);
-			unlock_bucket(b);
-			odebug_report(&o, "activate");
+			misuse(b, t, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -356,7 +361,6 @@ retry:
  */
 ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 
@@ -383,9 +387,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 	default:	/* DESTROYED */
 		break;
 	}
-	snapshot(&o, t);
-	unlock_bucket(b);
-	odebug_report(&o, "deactivate");
+	misuse(b, t, "deactivate", NULL, addr);
 }
 
 /**
@@ -398,7 +400,6 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
  */
 ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 
@@ -418,15 +419,10 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		snapshot(&o, t);
-		unlock_bucket(b);
-		odebug_report(&o, "destroy");
-		fixup(descr->fixup_destroy, addr, o.state);
+		misuse(b, t, "destroy", descr->fixup_destroy, addr);
 		return;
 	default:	/* DESTROYED */
-		snapshot(&o, t);
-		unlock_bucket(b);
-		odebug_report(&o, "destroy");
+		misuse(b, t, "destroy", NULL, addr);
 		return;
 	}
 }
@@ -441,7 +437,6 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
  */
 ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 
@@ -459,10 +454,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 		odebug_pool_free(t);
 		return;
 	}
-	snapshot(&o, t);
-	unlock_bucket(b);
-	odebug_report(&o, "free");
-	fixup(descr->fixup_free, addr, o.state);
+	misuse(b, t, "free", descr->fixup_free, addr);
 }
 
 /**
@@ -516,7 +508,6 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 					     const struct debug_obj_descr *descr,
 					     unsigned int expect, unsigned int next)
 {
-	struct odebug_snapshot o;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 
@@ -534,9 +525,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 		unlock_bucket(b);
 		return;
 	}
-	snapshot(&o, t);
-	unlock_bucket(b);
-	odebug_report(&o, "active_state");
+	misuse(b, t, "active_state", NULL, addr);
 }
 
 /* Return a list of dropped trackers to the pool (no bucket lock held). */
