@@ -105,7 +105,7 @@ static void suffixes_scale_numbers(void **state)
 
 	(void)state;
 	assert_non_null(strstr(out, "ODEBUG:   pool_size "));
-	assert_non_null(strstr(out, " default 1024, now 2048: trackers preallocated"));
+	assert_non_null(strstr(out, " default 1024, now 2048: trackers made ready"));
 	assert_non_null(strstr(out, " default 16777216, now 1048576: hard cap"));
 	free(out);
 }
