@@ -565,17 +565,28 @@ static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t chunk,
 	struct odebug_tracker *t;
 	struct odebug_snapshot o;
 	unsigned long cnt, checked = 0;
+	unsigned int first, nchains, k, c;
 	uint32_t *pp, dropped;
-	int c;
 
 	/* No tracker of this chunk here: no lock taken. */
 	if (chunk ? !odebug_bucket_may_hold(b, chunk) : !odebug_load(&b->count))
 		return 0;
+	/* The chains of the slots the range covers in this chunk, or all. */
+	first = 0;
+	nchains = ODEBUG_CHAINS;
+	if (chunk) {
+		uintptr_t lo = start > chunk ? start : chunk;
+		uintptr_t hi = end - chunk < ODEBUG_CHUNK_SIZE ? end : chunk + ODEBUG_CHUNK_SIZE;
+
+		first = (unsigned int)((lo - chunk) >> 6);
+		nchains = (unsigned int)((hi - 1 - chunk) >> 6) - first + 1;
+	}
 repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
-	for (c = 0; c < ODEBUG_CHAINS; c++) {
+	for (k = 0; k < nchains; k++) {
+		c = chunk ? odebug_chain_of(chunk + ((uintptr_t)(first + k) << 6)) : k;
 		for (pp = &odebug_bucket_chains(b)[c]; *pp;) {
 			t = odebug_tracker_at(*pp);
 			cnt++;

@@ -164,7 +164,13 @@ static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
 {
 	return (uint32_t)(t - odebug_pool_base);
 }
-unsigned long odebug_pool_in_use(void);
+extern unsigned long odebug_trackers_out;
+
+/* Can anything be tracked?  Zero is exact: the free() fast path. */
+static inline bool odebug_tracking_any(void)
+{
+	return odebug_load(&odebug_trackers_out) != 0;
+}
 struct odebug_tracker *odebug_pool_alloc(void);
 void odebug_pool_free(struct odebug_tracker *t);
 void odebug_pool_lock(void);
@@ -177,10 +183,17 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
 struct odebug_bucket {
 	pthread_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-};
+} __attribute__((aligned(64)));			/* one line: no false sharing */
+extern struct odebug_bucket *odebug_buckets;
+extern uint32_t (*odebug_heads)[ODEBUG_CHAINS];
+
+static inline uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
+{
+	return odebug_heads[b - odebug_buckets];
+}
+unsigned int odebug_chain_of(uintptr_t addr);
 bool odebug_table_init(void);
 struct odebug_bucket *odebug_bucket_of(uintptr_t addr);
-uint32_t *odebug_bucket_chains(struct odebug_bucket *b);
 bool odebug_bucket_may_hold(struct odebug_bucket *b, uintptr_t chunk);
 void odebug_bucket_lock(struct odebug_bucket *b);
 void odebug_bucket_unlock(struct odebug_bucket *b);

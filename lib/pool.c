@@ -14,7 +14,8 @@
  * Like the kernel's per-CPU pools, each thread that tracks objects keeps a
  * small cache of free trackers, refilled and drained in batches of 32, so
  * the shared pool lock is taken once per batch rather than per object.  A
- * thread's cache goes back to the pool when the thread exits.
+ * thread's cache goes back to the pool when the thread exits.  The
+ * statistics of a running thread are folded in every 64 operations.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -36,15 +37,26 @@ static unsigned long limit = 1;		/* reserved: indexes below this exist */
 static unsigned long min_free, max_used;
 static bool ready;			/* pool_lock is initialised */
 
-/* Counted without the lock, on their own cache lines. */
+/*
+ * Hand-outs and returns, folded in from each thread's own counts every 64
+ * operations (and at thread exit), so threads do not fight over the line.
+ */
 static unsigned long allocated __attribute__((aligned(64)));
-static unsigned long freed __attribute__((aligned(64)));
+static unsigned long freed;
+
+/*
+ * Trackers outside the shared pool: in threads' caches or in use.  Updated
+ * per tracker taken or given back, under the pool lock; zero means nothing
+ * is tracked, which is all a free() needs to know to skip its check.
+ */
+unsigned long odebug_trackers_out __attribute__((aligned(64)));
 
 /* This thread's cache: 0 count and no key means "not caching yet". */
 struct cache {
 	uint32_t head;
 	uint32_t count;
 	bool registered;
+	unsigned int allocs, frees;	/* not yet folded into the totals */
 };
 static __thread struct cache cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
@@ -63,15 +75,9 @@ void odebug_pool_unlock(void)
 	odebug_guard_exit();
 }
 
-/* Trackers in use (exact): what any free() check asks first. */
-unsigned long odebug_pool_in_use(void)
-{
-	return odebug_load(&allocated) - odebug_load(&freed);
-}
-
 static unsigned long global_free(void)
 {
-	return free_listed + (carved - bump);
+	return odebug_load(&free_listed) + (odebug_load(&carved) - odebug_load(&bump));
 }
 
 /* Take one tracker from the shared pool; the pool lock is held. */
@@ -82,10 +88,13 @@ static struct odebug_tracker *take(void)
 	if (free_head) {
 		t = &base[free_head];
 		free_head = t->hnext;
-		free_listed--;
+		odebug_store(&free_listed, free_listed - 1);
 	} else if (bump < carved) {
-		t = &base[bump++];
+		t = &base[bump];
+		odebug_store(&bump, bump + 1);
 	}
+	if (t)
+		odebug_store(&odebug_trackers_out, odebug_trackers_out + 1);
 	return t;
 }
 
@@ -94,12 +103,36 @@ static void give(struct odebug_tracker *t)
 {
 	t->hnext = free_head;
 	free_head = (uint32_t)(t - base);
-	free_listed++;
+	odebug_store(&free_listed, free_listed + 1);
+	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
+}
+
+/* Add this thread's counts to the totals; keep the high-water marks. */
+static void fold(void)
+{
+	unsigned long a, f, used;
+
+	if (!cache.allocs && !cache.frees)
+		return;
+	a = odebug_add(&allocated, cache.allocs) + cache.allocs;
+	f = odebug_add(&freed, cache.frees) + cache.frees;
+	cache.allocs = cache.frees = 0;
+	used = a - f;
+	if ((long)used > 0 && used > odebug_load(&max_used)) {
+		odebug_stat_max(&max_used, used);
+		odebug_pool_lock();
+		if (carved - 1 - used < min_free)
+			min_free = carved - 1 - used;
+		odebug_pool_unlock();
+	}
 }
 
 static void cache_flush(void *unused)
 {
 	(void)unused;
+	/* From now on this thread counts and returns trackers directly. */
+	cache.registered = false;
+	fold();
 	odebug_pool_lock();
 	while (cache.count) {
 		struct odebug_tracker *t = &base[cache.head];
@@ -149,7 +182,7 @@ bool odebug_pool_init(void)
 /* Carve @n more trackers (up to the reservation); the pool lock is held. */
 static void carve(unsigned long n)
 {
-	carved = carved + n < limit ? carved + n : limit;
+	odebug_store(&carved, carved + n < limit ? carved + n : limit);
 }
 
 /*
@@ -169,8 +202,7 @@ bool odebug_pool_fill(void)
 		pthread_setspecific(cache_key, (void *)1);
 		odebug_guard_exit();
 	}
-	if (likely(cache.count ||
-		   odebug_load(&free_listed) + (odebug_load(&carved) - odebug_load(&bump)) >= low))
+	if (likely(cache.count || global_free() >= low))
 		return true;
 	odebug_pool_lock();
 	if (global_free() < low) {
@@ -183,17 +215,11 @@ bool odebug_pool_fill(void)
 	return ok;
 }
 
-static void account_alloc(void)
+static void count_op(unsigned int *counter)
 {
-	unsigned long used = odebug_inc(&allocated) + 1 - odebug_load(&freed);
-
-	if (used > odebug_load(&max_used)) {
-		odebug_stat_max(&max_used, used);
-		odebug_pool_lock();
-		if (carved - 1 - used < min_free)
-			min_free = carved - 1 - used;
-		odebug_pool_unlock();
-	}
+	++*counter;
+	if (cache.allocs + cache.frees >= 64 || !cache.registered)
+		fold();
 }
 
 /* Called with a bucket lock held: takes nothing but the pool lock. */
@@ -221,7 +247,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 		if (!t)
 			return NULL;
 	}
-	account_alloc();
+	count_op(&cache.allocs);
 	memset(t, 0, sizeof(*t));
 	return t;
 }
@@ -233,7 +259,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 void odebug_pool_free(struct odebug_tracker *t)
 {
 	odebug_guard_enter();
-	odebug_inc(&freed);
+	count_op(&cache.frees);
 	if (!cache.registered) {	/* no exit hook: nothing to cache */
 		odebug_pool_lock();
 		give(t);
@@ -262,12 +288,14 @@ void odebug_pool_stats(struct debug_objects_stats *s)
 	if (!ready)	/* disabled: no pool, all zero */
 		return;
 	odebug_pool_lock();
-	a = odebug_load(&allocated);
-	f = odebug_load(&freed);
+	a = odebug_load(&allocated) + cache.allocs;	/* this thread's too */
+	f = odebug_load(&freed) + cache.frees;
 	s->pool_used = a - f;
 	s->pool_free = carved - 1 - (a - f);	/* shared, and in thread caches */
 	s->pool_min_free = min_free;
 	s->pool_max_used = odebug_load(&max_used);
+	if (s->pool_used > s->pool_max_used)	/* counts not yet folded */
+		s->pool_max_used = s->pool_used;
 	s->objs_allocated = a;
 	s->objs_freed = f;
 	odebug_pool_unlock();
@@ -281,5 +309,6 @@ void odebug_pool_restore(const struct debug_objects_stats *s)
 	odebug_store(&max_used, s->pool_max_used);
 	odebug_store(&allocated, s->objs_allocated);
 	odebug_store(&freed, s->objs_freed);
+	cache.allocs = cache.frees = 0;
 	odebug_pool_unlock();
 }

@@ -5,9 +5,11 @@
  * 16384 buckets hashed by 4 KiB chunk, each with its own spinlock: all
  * trackers of one chunk share a bucket, so the free check visits exactly
  * one bucket per chunk released (the kernel's design).  Unlike the kernel's
- * single chain per bucket, a bucket holds 64 short chains selected by a
- * hash of the object's whole address, so finding an object costs the same
- * whether its page holds one object or sixty-four; and 256 counters per
+ * single chain per bucket, a bucket holds 64 short chains: an object's
+ * chain is its 64-byte slot within the chunk, rotated by the chunk's hash.
+ * Finding an object costs the same whether its page holds one object or
+ * sixty-four, and the free check of a small block walks only the chains of
+ * the slots it covers.  256 counters per
  * bucket, indexed by more bits of the chunk's hash, count the trackers of
  * the chunks that map to them, so the free check passes over a chunk with
  * no tracker without taking the lock.  Chains link trackers by 32-bit pool
@@ -26,8 +28,10 @@
 #define FILTER_BITS	8
 #define FILTER_SIZE	(1 << FILTER_BITS)
 
-static struct odebug_bucket *buckets;
-static uint32_t (*heads)[ODEBUG_CHAINS];	/* per bucket, four cache lines */
+struct odebug_bucket *odebug_buckets;
+uint32_t (*odebug_heads)[ODEBUG_CHAINS];	/* per bucket, four cache lines */
+#define buckets odebug_buckets
+#define heads odebug_heads
 static uint8_t (*filter)[FILTER_SIZE];		/* per bucket, saturating counts */
 unsigned long odebug_max_chain;
 
@@ -99,11 +103,6 @@ struct odebug_bucket *odebug_bucket_at(size_t index)
 	return &buckets[index];
 }
 
-uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
-{
-	return heads[b - buckets];
-}
-
 static uint64_t chunk_hash(uintptr_t addr)
 {
 	return (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) * 0x61C8864680B583EBull;
@@ -147,17 +146,17 @@ static void count_out(struct odebug_bucket *b, uintptr_t addr)
 }
 
 /*
- * The chain within the bucket: a full mix of the address (a multiplicative
- * hash alone correlates with the bucket's hash of the same chunk number).
+ * The chain within the bucket: the 64-byte slot of @addr in its chunk,
+ * rotated by bits of the chunk's hash that the bucket index does not use,
+ * so the same offset in the different chunks of one bucket spreads out.
  */
-static unsigned int chain_of(uintptr_t addr)
+unsigned int odebug_chain_of(uintptr_t addr)
 {
-	uint64_t x = addr;
+	unsigned int rot = (unsigned int)(chunk_hash(addr) >> (64 - HASH_BITS - 6));
 
-	x = (x ^ (x >> 33)) * 0xff51afd7ed558ccdull;
-	x = (x ^ (x >> 33)) * 0xc4ceb9fe1a85ec53ull;
-	return (unsigned int)((x ^ (x >> 33)) >> 58);	/* 64 chains */
+	return ((unsigned int)(addr >> 6) + rot) & (ODEBUG_CHAINS - 1);
 }
+#define chain_of odebug_chain_of
 
 /*
  * Every lock of ours is held with the re-entry guard set: a signal handler

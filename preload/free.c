@@ -18,13 +18,13 @@
 /* A usable size beyond this is not from a heap block: skip the check. */
 #define SANE_BLOCK_SIZE	((size_t)1 << 40)
 
-static void check_block(void *p)
+/* The slow path: something is tracked; is any of it in this block? */
+__attribute__((noinline)) static void check_block(void *p)
 {
 	int saved;
 	size_t size;
 
-	if (odebug_guard || !odebug_opt.check_free ||
-	    !odebug_pool_in_use() || !odebug_next_usable_size)
+	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
 	saved = errno;
 	size = odebug_next_usable_size(p);
@@ -39,10 +39,10 @@ __thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
 ODEBUG_EXPORT void free(void *p)
 {
 	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON)) {
-		if (p)
-			check_block(p);
-		else
+		if (!p)
 			odebug_free_reached = 1;
+		else if (odebug_tracking_any())
+			check_block(p);
 	}
 	odebug_next_free(p);
 }
@@ -54,7 +54,8 @@ ODEBUG_EXPORT void free(void *p)
  */
 ODEBUG_EXPORT void *realloc(void *p, size_t size)
 {
-	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p)
+	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p &&
+	    odebug_tracking_any())
 		check_block(p);
 	return odebug_next_realloc(p, size);
 }

@@ -19,7 +19,7 @@ static bool checking(void)
 {
 	return unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) &&
 	       !odebug_guard && odebug_opt.check_free &&
-	       odebug_pool_in_use();
+	       odebug_tracking_any();
 }
 
 static uintptr_t page_up(uintptr_t v)
