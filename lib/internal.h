@@ -229,6 +229,7 @@ void odebug_sink_write(const char *text, size_t len);
 
 /* "suppress.c" */
 void odebug_suppress_init(void);
+void odebug_suppress_parse(const char *file, char *text, size_t len);
 bool odebug_suppress_any(void);
 bool odebug_suppress_needs_frames(void);
 bool odebug_suppress_match(const char *type, const char *op,

@@ -115,9 +115,7 @@ void odebug_suppress_init(void)
 {
 	static char text[MAX_FILE + 1];
 	const char *file = odebug_opt.suppressions;
-	unsigned long lineno = 0;
 	size_t len = 0;
-	char *line;
 	int fd;
 
 	if (!file[0])
@@ -142,10 +140,25 @@ void odebug_suppress_init(void)
 		}
 	}
 	close(fd);
-	text[len] = '\0';
-	for (line = text; line < text + len;) {
-		char *nl = memchr(line, '\n', (size_t)(text + len - line));
-		char *end = nl ? nl : text + len;
+	odebug_suppress_parse(file, text, len);
+}
+
+/**
+ * odebug_suppress_parse - replace the rules with those of @text
+ * @file:	its name, for messages
+ * @text:	the contents, @len bytes and room for a NUL after them; lines are
+ *		cut in place
+ */
+void odebug_suppress_parse(const char *file, char *text, size_t len)
+{
+	unsigned long lineno = 0;
+	char *line, *stop = text + len;
+
+	nrules = 0;
+	func_rules = false;
+	for (line = text; line < stop;) {
+		char *nl = memchr(line, '\n', (size_t)(stop - line));
+		char *end = nl ? nl : stop;
 
 		add_line(file, ++lineno, line, end);
 		line = end + 1;

@@ -11,9 +11,11 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=clang meson setup "$build" "$src" -Dfuzz=true -Dinterpose=false \
 		-Dexamples=false
 fi
-ninja -C "$build" tests/fuzz/fuzz-options tests/fuzz/fuzz-ops
+ninja -C "$build" tests/fuzz/fuzz-options tests/fuzz/fuzz-ops tests/fuzz/fuzz-suppress
 "$src/tests/fuzz/run-fuzz.sh" "$build/tests/fuzz/fuzz-options" \
 	"$src/tests/fuzz/corpus/options" "$secs" \
 	-close_fd_mask=2 -dict="$src/tests/fuzz/options.dict"
 "$src/tests/fuzz/run-fuzz.sh" "$build/tests/fuzz/fuzz-ops" \
 	"$src/tests/fuzz/corpus/ops" "$secs"
+"$src/tests/fuzz/run-fuzz.sh" "$build/tests/fuzz/fuzz-suppress" \
+	"$src/tests/fuzz/corpus/suppress" "$secs" -close_fd_mask=2
