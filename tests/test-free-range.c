@@ -137,6 +137,27 @@ static void huge_range_finds_objects_anywhere(void **state)
 	assert_int_equal(debug_object_get_state(obj), ODEBUG_STATE_NOTAVAILABLE);
 }
 
+/* Any byte address is an object: misaligned ones are tracked and found. */
+static void misaligned_objects_are_tracked_and_checked(void **state)
+{
+	char *block = malloc(256);
+
+	(void)state;
+	calls_reset();
+	debug_object_init(block + 3, &repair_descr);
+	debug_object_activate(block + 3, &repair_descr);
+	debug_object_init(block + 4, &rec_descr);
+	assert_int_equal(debug_object_get_state(block + 3), ODEBUG_STATE_ACTIVE);
+	assert_int_equal(debug_object_get_state(block + 4), ODEBUG_STATE_INIT);
+	stats_mark();
+	debug_check_no_obj_freed(block + 1, 3);		/* [1, 4): only +3 */
+	assert_int_equal(stats_delta().warnings, 1);
+	assert_int_equal(debug_object_get_state(block + 3), ODEBUG_STATE_NOTAVAILABLE);
+	assert_int_equal(debug_object_get_state(block + 4), ODEBUG_STATE_INIT);
+	debug_object_free(block + 4, &rec_descr);
+	free(block);
+}
+
 static void zero_size_checks_nothing(void **state)
 {
 	static char obj[16];
@@ -158,6 +179,7 @@ int main(void)
 		cmocka_unit_test(fixup_that_leaves_object_active_does_not_loop),
 		cmocka_unit_test(range_spanning_many_pages_checks_every_page),
 		cmocka_unit_test(huge_range_finds_objects_anywhere),
+		cmocka_unit_test(misaligned_objects_are_tracked_and_checked),
 		cmocka_unit_test(zero_size_checks_nothing),
 	};
 
