@@ -165,6 +165,7 @@ static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
 	return (uint32_t)(t - odebug_pool_base);
 }
 extern unsigned long odebug_trackers_out;
+void odebug_pool_drain_cache(void);
 
 /* Can anything be tracked?  Zero is exact: the free() fast path. */
 static inline bool odebug_tracking_any(void)

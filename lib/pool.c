@@ -127,6 +127,21 @@ static void fold(void)
 	}
 }
 
+/* Give this thread's cached trackers back to the shared pool. */
+void odebug_pool_drain_cache(void)
+{
+	fold();
+	odebug_pool_lock();
+	while (cache.count) {
+		struct odebug_tracker *t = &base[cache.head];
+
+		cache.head = t->hnext;
+		cache.count--;
+		give(t);
+	}
+	odebug_pool_unlock();
+}
+
 static void cache_flush(void *unused)
 {
 	(void)unused;

@@ -172,5 +172,10 @@ out:
 	debug_object_free(&obj, &descr_type_test);
 	odebug_quiet_descr = NULL;
 	odebug_stats_restore(&saved);
+	/*
+	 * Leave no tracker cached either: a program that never tracks an
+	 * object then keeps the free() fast path (nothing out of the pool).
+	 */
+	odebug_pool_drain_cache();
 	return ok;
 }
