@@ -147,16 +147,7 @@ static void cache_flush(void *unused)
 	(void)unused;
 	/* From now on this thread counts and returns trackers directly. */
 	cache.registered = false;
-	fold();
-	odebug_pool_lock();
-	while (cache.count) {
-		struct odebug_tracker *t = &base[cache.head];
-
-		cache.head = t->hnext;
-		cache.count--;
-		give(t);
-	}
-	odebug_pool_unlock();
+	odebug_pool_drain_cache();
 }
 
 /*
