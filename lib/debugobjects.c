@@ -31,11 +31,11 @@ struct stack_note {
 static void snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
 {
 	o->addr = t->addr;
-	o->descr = t->descr;
+	o->descr = odebug_tracker_descr(t);
 	o->astate = t->astate;
-	o->state = (enum debug_obj_state)t->state;
-	o->init_stack = t->init_stack;
-	o->activate_stack = t->activate_stack;
+	o->state = odebug_tracker_state(t);
+	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
+	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 }
 
 static struct odebug_bucket *lock_bucket(const void *addr)
@@ -97,7 +97,7 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 	static unsigned long limit;
 	struct odebug_buf b;
 
-	if (likely(addr && descr && descr->name))
+	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
 		return false;
 	if (odebug_inc(&limit) < 5) {
 		odebug_buf_init(&b, 2);
@@ -105,6 +105,8 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 		odebug_puts(&b, fn);
 		odebug_puts(&b, !addr ? " called with a NULL object" :
 			    !descr ? " called with a NULL descriptor" :
+			    (uintptr_t)descr & ODEBUG_STATE_BITS ?
+			    " called with a misaligned descriptor" :
 			    " called with a descriptor without a name");
 		odebug_puts(&b, "; call ignored\n");
 		odebug_flush(&b);
@@ -185,8 +187,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		return NULL;
 	}
 	t->addr = (uintptr_t)addr;
-	t->descr = descr;
-	t->state = (unsigned char)state;
+	t->descr_state = (uintptr_t)descr | state;
 	odebug_insert(b, t);
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
@@ -220,12 +221,12 @@ retry:
 			goto retry;
 		return;
 	}
-	switch (t->state) {
+	switch (odebug_tracker_state(t)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		t->state = ODEBUG_STATE_INIT;
-		t->init_stack = origin;
+		odebug_tracker_set_state(t, ODEBUG_STATE_INIT);
+		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
@@ -312,11 +313,11 @@ retry:
 	b = lock_bucket(addr);
 	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
 	if (t) {
-		switch (t->state) {
+		switch (odebug_tracker_state(t)) {
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
-			t->state = ODEBUG_STATE_ACTIVE;
-			t->activate_stack = origin;
+			odebug_tracker_set_state(t, ODEBUG_STATE_ACTIVE);
+			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 			/* fall through */
 		case ODEBUG_STATE_NONE:
 			unlock_bucket(b);
@@ -373,13 +374,13 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 		report_untracked(addr, descr, "deactivate");
 		return;
 	}
-	switch (t->state) {
+	switch (odebug_tracker_state(t)) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 	case ODEBUG_STATE_ACTIVE:
 		if (t->astate)
 			break;
-		t->state = ODEBUG_STATE_INACTIVE;
+		odebug_tracker_set_state(t, ODEBUG_STATE_INACTIVE);
 		/* fall through */
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
@@ -411,11 +412,11 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 		unlock_bucket(b);
 		return;
 	}
-	switch (t->state) {
+	switch (odebug_tracker_state(t)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		t->state = ODEBUG_STATE_DESTROYED;
+		odebug_tracker_set_state(t, ODEBUG_STATE_DESTROYED);
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
@@ -448,7 +449,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 		unlock_bucket(b);
 		return;
 	}
-	if (t->state != ODEBUG_STATE_ACTIVE) {
+	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE) {
 		odebug_remove(b, t);
 		unlock_bucket(b);
 		odebug_pool_free(t);
@@ -520,7 +521,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 		report_untracked(addr, descr, "active_state");
 		return;
 	}
-	if (t->state == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+	if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
 		t->astate = next;
 		unlock_bucket(b);
 		return;
@@ -554,47 +555,32 @@ static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 }
 
 /*
- * Check one bucket for trackers whose object starts in [start, end):
- * ACTIVE ones are reported and fixed up, the others dropped silently.
- * @chunk is the chunk being released (0: every chunk, for huge ranges).
- * Returns the number of trackers visited.
+ * Check the @chains of one bucket for trackers whose object starts in
+ * [start, end): ACTIVE ones are reported and fixed up, the others dropped
+ * silently.  Adds the number of trackers visited to *@ctx.
  */
-static unsigned long check_bucket(struct odebug_bucket *b, uintptr_t chunk,
-				  uintptr_t start, uintptr_t end)
+static bool check_bucket(struct odebug_bucket *b, uint64_t chains,
+			 uintptr_t start, uintptr_t end, void *ctx)
 {
 	struct odebug_tracker *t;
 	struct odebug_snapshot o;
 	unsigned long cnt, checked = 0;
-	unsigned int first, nchains, k, c;
+	uint64_t left;
 	uint32_t *pp, dropped;
 
-	/* No tracker of this chunk here: no lock taken. */
-	if (chunk ? !odebug_bucket_may_hold(b, chunk) : !odebug_load(&b->count))
-		return 0;
-	/* The chains of the slots the range covers in this chunk, or all. */
-	first = 0;
-	nchains = ODEBUG_CHAINS;
-	if (chunk) {
-		uintptr_t lo = start > chunk ? start : chunk;
-		uintptr_t hi = end - chunk < ODEBUG_CHUNK_SIZE ? end : chunk + ODEBUG_CHUNK_SIZE;
-
-		first = (unsigned int)((lo - chunk) >> 6);
-		nchains = (unsigned int)((hi - 1 - chunk) >> 6) - first + 1;
-	}
 repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
-	for (k = 0; k < nchains; k++) {
-		c = chunk ? odebug_chain_of(chunk + ((uintptr_t)(first + k) << 6)) : k;
-		for (pp = &odebug_bucket_chains(b)[c]; *pp;) {
+	for (left = chains; left; left &= left - 1) {
+		for (pp = &odebug_bucket_chains(b)[__builtin_ctzll(left)]; *pp;) {
 			t = odebug_tracker_at(*pp);
 			cnt++;
 			if (t->addr < start || t->addr >= end) {
 				pp = &t->hnext;
 				continue;
 			}
-			if (t->state == ODEBUG_STATE_ACTIVE) {
+			if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE) {
 				snapshot(&o, t);
 				unlock_bucket(b);
 				put_trackers(dropped);
@@ -620,53 +606,49 @@ repeat:
 	put_trackers(dropped);
 	if (cnt > odebug_load(&odebug_max_chain))
 		odebug_stat_max(&odebug_max_chain, cnt);
-	return checked + cnt;
+	*(unsigned long *)ctx += checked + cnt;
+	return false;
 }
 
-/* The free check proper, on [start, end); the caller checked the switch. */
-void odebug_check_range(uintptr_t start, uintptr_t end)
+/*
+ * The free check proper, on [start, end), once odebug_range_may_hold()
+ * found it may hold a tracker; the caller checked the switch.
+ */
+void odebug_check_range_slow(uintptr_t start, uintptr_t end)
 {
-	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
-	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
 	unsigned long checked = 0;
-	size_t i, n = odebug_table_size();
+	int saved;
 
-	if (chunks > n) {
-		/* Larger than the table: visit every bucket once. */
-		for (i = 0; i < n; i++)
-			checked += check_bucket(odebug_bucket_at(i), 0, start, end);
-	} else {
-		for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE)
-			checked += check_bucket(odebug_bucket_of(chunk), chunk, start, end);
-	}
+	/* free() and munmap() must not change errno: reports and fixups may. */
+	saved = errno;
+	odebug_table_visit(start, end, check_bucket, &checked);
+	errno = saved;
 	if (checked > odebug_load(&odebug_max_checked))
 		odebug_stat_max(&odebug_max_checked, checked);
+}
+
+static bool find_tracked(struct odebug_bucket *b, uint64_t chains,
+			 uintptr_t start, uintptr_t end, void *ctx)
+{
+	struct odebug_tracker *t;
+	bool found = false;
+
+	odebug_bucket_lock(b);
+	for (; chains && !found; chains &= chains - 1)
+		for (t = odebug_tracker_at(odebug_bucket_chains(b)[__builtin_ctzll(chains)]);
+		     t && !found; t = odebug_tracker_at(t->hnext))
+			found = t->addr >= start && t->addr < end;
+	unlock_bucket(b);
+	*(bool *)ctx = found;
+	return found;
 }
 
 /* Does any tracked object start in [start, end)?  (mremap's choice.) */
 bool odebug_range_tracked(uintptr_t start, uintptr_t end)
 {
-	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
-	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
-	size_t i, n = odebug_table_size();
-	bool whole = chunks > n, found = false;
+	bool found = false;
 
-	if (whole)
-		chunks = n;	/* then every bucket, once */
-	for (i = 0; i < chunks && !found; i++, chunk += ODEBUG_CHUNK_SIZE) {
-		struct odebug_bucket *b = whole ? odebug_bucket_at(i) : odebug_bucket_of(chunk);
-		struct odebug_tracker *t;
-		int c;
-
-		if (whole ? !odebug_load(&b->count) : !odebug_bucket_may_hold(b, chunk))
-			continue;
-		odebug_bucket_lock(b);
-		for (c = 0; c < ODEBUG_CHAINS && !found; c++)
-			for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]); t && !found;
-			     t = odebug_tracker_at(t->hnext))
-				found = t->addr >= start && t->addr < end;
-		unlock_bucket(b);
-	}
+	odebug_table_visit(start, end, find_tracked, &found);
 	return found;
 }
 
@@ -711,7 +693,7 @@ ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (t)
-		state = (enum debug_obj_state)t->state;
+		state = odebug_tracker_state(t);
 	unlock_bucket(b);
 	return state;
 }

@@ -33,13 +33,32 @@
 /* One tracker per tracked address: 32 bytes on LP64. */
 struct odebug_tracker {
 	uintptr_t addr;				/* the object's start address */
-	const struct debug_obj_descr *descr;
+	uintptr_t descr_state;			/* descriptor | state (3 bits) */
 	uint32_t hnext;				/* chain or free list (pool index) */
 	unsigned int astate;
-	uint32_t init_stack : 29;		/* depot ids (origins=1) */
-	uint32_t state : 3;			/* enum debug_obj_state */
-	uint32_t activate_stack;
 };
+
+/*
+ * A descriptor holds pointers, so it is 8-byte aligned (the API refuses
+ * one that is not): the state lives in its pointer's low bits, which keeps
+ * a tracker at 24 bytes.
+ */
+#define ODEBUG_STATE_BITS	7u
+
+static inline const struct debug_obj_descr *odebug_tracker_descr(const struct odebug_tracker *t)
+{
+	return (const struct debug_obj_descr *)(t->descr_state & ~(uintptr_t)ODEBUG_STATE_BITS);
+}
+
+static inline enum debug_obj_state odebug_tracker_state(const struct odebug_tracker *t)
+{
+	return (enum debug_obj_state)(t->descr_state & ODEBUG_STATE_BITS);
+}
+
+static inline void odebug_tracker_set_state(struct odebug_tracker *t, enum debug_obj_state state)
+{
+	t->descr_state = (t->descr_state & ~(uintptr_t)ODEBUG_STATE_BITS) | state;
+}
 
 /* What a report needs, copied under the bucket lock. */
 struct odebug_snapshot {
@@ -164,6 +183,26 @@ static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
 {
 	return (uint32_t)(t - odebug_pool_base);
 }
+
+/*
+ * With origins=1, the depot ids of a tracker's init and activate stacks,
+ * beside the pool (NULL otherwise): trackers stay 24 bytes without them.
+ */
+enum odebug_origin { ODEBUG_ORIGIN_INIT, ODEBUG_ORIGIN_ACTIVATE };
+extern uint32_t (*odebug_origins)[2];
+
+static inline uint32_t odebug_tracker_origin(const struct odebug_tracker *t,
+					     enum odebug_origin which)
+{
+	return odebug_origins ? odebug_origins[odebug_tracker_index(t)][which] : 0;
+}
+
+static inline void odebug_tracker_set_origin(const struct odebug_tracker *t,
+					     enum odebug_origin which, uint32_t id)
+{
+	if (odebug_origins)
+		odebug_origins[odebug_tracker_index(t)][which] = id;
+}
 extern unsigned long odebug_trackers_out;
 void odebug_pool_drain_cache(void);
 
@@ -180,7 +219,11 @@ void odebug_pool_stats(struct debug_objects_stats *s);
 void odebug_pool_restore(const struct debug_objects_stats *s);
 
 /* "table.c": the page-hashed buckets */
+#ifdef ODEBUG_KERNEL_TABLE
+#define ODEBUG_CHAINS 1				/* the kernel's one chain */
+#else
 #define ODEBUG_CHAINS 64			/* chains per bucket */
+#endif
 struct odebug_bucket {
 	pthread_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
@@ -195,7 +238,10 @@ static inline uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
 unsigned int odebug_chain_of(uintptr_t addr);
 bool odebug_table_init(void);
 struct odebug_bucket *odebug_bucket_of(uintptr_t addr);
-bool odebug_bucket_may_hold(struct odebug_bucket *b, uintptr_t chunk);
+typedef bool (*odebug_visit_fn)(struct odebug_bucket *b, uint64_t chains,
+				uintptr_t start, uintptr_t end, void *ctx);
+void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
+bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
 void odebug_bucket_lock(struct odebug_bucket *b);
 void odebug_bucket_unlock(struct odebug_bucket *b);
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
@@ -213,7 +259,14 @@ extern unsigned long odebug_max_chain;
 /* "debugobjects.c": the state machine */
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 extern unsigned long odebug_max_checked;
-void odebug_check_range(uintptr_t start, uintptr_t end);
+void odebug_check_range_slow(uintptr_t start, uintptr_t end);
+
+/* The free check of [start, end): a lockless look first (table.c). */
+static inline void odebug_check_range(uintptr_t start, uintptr_t end)
+{
+	if (odebug_range_may_hold(start, end))
+		odebug_check_range_slow(start, end);
+}
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
 
 /* "report.c": what a misuse looks like, and what follows it */

@@ -28,6 +28,7 @@
 
 static pthread_spinlock_t pool_lock;
 struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
+uint32_t (*odebug_origins)[2];		/* per tracker, origins=1 only */
 #define base odebug_pool_base
 static uint32_t free_head;		/* free list, linked through hnext */
 static unsigned long free_listed;	/* trackers on the free list */
@@ -175,6 +176,15 @@ bool odebug_pool_init(void)
 	}
 	if (!base)
 		return false;
+	if (odebug_opt.origins) {
+		long p = syscall(SYS_mmap, NULL, want * sizeof(*odebug_origins),
+				 PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (p == -1)
+			return false;
+		odebug_origins = (uint32_t (*)[2])p;
+	}
 	limit = want;
 	carved = 1 + odebug_opt.pool_size;
 	if (carved > limit)
@@ -255,6 +265,8 @@ struct odebug_tracker *odebug_pool_alloc(void)
 	}
 	count_op(&cache.allocs);
 	memset(t, 0, sizeof(*t));
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, 0);
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, 0);
 	return t;
 }
 

@@ -436,14 +436,16 @@ static void report_active_objects(void)
 			for (c = 0; c < ODEBUG_CHAINS && got < 64; c++) {
 				for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]);
 				     t && got < 64; t = odebug_tracker_at(t->hnext)) {
-					if (t->state != ODEBUG_STATE_ACTIVE || seen++ < skip)
+					if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || seen++ < skip)
 						continue;
 					batch[got].addr = t->addr;
-					batch[got].descr = t->descr;
+					batch[got].descr = odebug_tracker_descr(t);
 					batch[got].astate = t->astate;
 					batch[got].state = ODEBUG_STATE_ACTIVE;
-					batch[got].init_stack = t->init_stack;
-					batch[got].activate_stack = t->activate_stack;
+					batch[got].init_stack =
+						odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
+					batch[got].activate_stack =
+						odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 					got++;
 				}
 			}

@@ -9,11 +9,23 @@
  * chain is its 64-byte slot within the chunk, rotated by the chunk's hash.
  * Finding an object costs the same whether its page holds one object or
  * sixty-four, and the free check of a small block walks only the chains of
- * the slots it covers.  256 counters per
- * bucket, indexed by more bits of the chunk's hash, count the trackers of
- * the chunks that map to them, so the free check passes over a chunk with
- * no tracker without taking the lock.  Chains link trackers by 32-bit pool
- * index.
+ * the slots it covers.
+ *
+ * Beside the chains, each bucket keeps an occupancy mask for each of 32
+ * classes of chunk (five more bits of the chunk's hash): bit c is set
+ * while a tracker of a chunk of that class starts in 32-byte cell c.  The
+ * masks are exact, kept under the bucket lock, and read without it, so the
+ * free check passes over a block whose cells hold no tracker, even when
+ * its chunk holds many, without taking the lock.  Multiplicative hashing
+ * gives consecutive chunks distinct (bucket, class) pairs, so up to 2 GiB
+ * of contiguous heap has no two chunks sharing a mask.  A counter per
+ * 64 KiB region (hashed, atomic: regions span buckets) lets the check of a
+ * large block pass over sixteen chunks at a time.  Chains link trackers by
+ * 32-bit pool index.
+ *
+ * Built with -Dkernel_table=true, the table is the kernel's instead: one
+ * chain per bucket and no occupancy words, the baseline the benchmarks
+ * compare against.
  */
 #include <sched.h>
 #include <string.h>
@@ -25,14 +37,26 @@
 
 #define HASH_BITS	14
 #define HASH_SIZE	((size_t)1 << HASH_BITS)
-#define FILTER_BITS	8
-#define FILTER_SIZE	(1 << FILTER_BITS)
+#define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
+#define CLASSES		(1 << CLASS_BITS)
+#define CLASS_ROTS	(64 >> CLASS_BITS)	/* rotations per class */
+#define REGION_SHIFT	16		/* 64 KiB */
+#define REGION_MASK	(((uintptr_t)1 << REGION_SHIFT) - 1)
+#define ALL_CHAINS	(~0ull >> (64 - ODEBUG_CHAINS))
 
 struct odebug_bucket *odebug_buckets;
 uint32_t (*odebug_heads)[ODEBUG_CHAINS];	/* per bucket, four cache lines */
 #define buckets odebug_buckets
 #define heads odebug_heads
-static uint8_t (*filter)[FILTER_SIZE];		/* per bucket, saturating counts */
+#ifndef ODEBUG_KERNEL_TABLE
+#define REGION_BITS	16
+#define REGION_COUNTERS	((size_t)1 << REGION_BITS)
+static uint64_t (*occupied)[CLASSES][2];	/* per bucket and class: 128 cells */
+static uint32_t *regions;			/* trackers per region hash */
+#define MASK_BYTES	(HASH_SIZE * sizeof(*occupied) + REGION_COUNTERS * sizeof(*regions))
+#else
+#define MASK_BYTES	0
+#endif
 unsigned long odebug_max_chain;
 
 void odebug_stat_max(unsigned long *stat, unsigned long value)
@@ -79,15 +103,18 @@ bool odebug_table_init(void)
 	 * resident when its first object is tracked.
 	 */
 	buckets = odebug_map(HASH_SIZE * sizeof(*buckets));
-	p = syscall(SYS_mmap, NULL, HASH_SIZE * (sizeof(*heads) + sizeof(*filter)),
+	p = syscall(SYS_mmap, NULL, HASH_SIZE * sizeof(*heads) + MASK_BYTES,
 		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		    -1, 0);
 	if (!buckets || p == -1)
 		return false;
 	heads = (uint32_t (*)[ODEBUG_CHAINS])p;
-	filter = (uint8_t (*)[FILTER_SIZE])(p + HASH_SIZE * sizeof(*heads));
-	/* Random access over 8 MiB: huge pages spare a TLB miss per lookup. */
-	madvise((void *)p, HASH_SIZE * (sizeof(*heads) + sizeof(*filter)), MADV_HUGEPAGE);
+#ifndef ODEBUG_KERNEL_TABLE
+	occupied = (uint64_t (*)[CLASSES][2])(p + HASH_SIZE * sizeof(*heads));
+	regions = (uint32_t *)(occupied + HASH_SIZE);
+#endif
+	/* Random access over 12 MiB: huge pages spare TLB misses. */
+	madvise((void *)p, HASH_SIZE * sizeof(*heads) + MASK_BYTES, MADV_HUGEPAGE);
 	for (i = 0; i < HASH_SIZE; i++)
 		pthread_spin_init(&buckets[i].lock, PTHREAD_PROCESS_PRIVATE);
 	return true;
@@ -114,48 +141,290 @@ struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
 	return &buckets[chunk_hash(addr) >> (64 - HASH_BITS)];
 }
 
-/* The chunk's counter in its bucket's filter: hash bits below the index. */
-static uint8_t *counter_of(struct odebug_bucket *b, uintptr_t chunk)
+/*
+ * The 32-byte cell of @addr in its chunk: what the occupancy masks record.
+ * Half a slot, so that an object near the start of its heap block does not
+ * share a cell with the end of the block before.
+ */
+static unsigned int cell_of(uintptr_t addr)
 {
-	uint64_t h = chunk_hash(chunk) >> (64 - HASH_BITS - FILTER_BITS);
-
-	return &filter[b - buckets][h & (FILTER_SIZE - 1)];
+	return (unsigned int)(addr >> 5) & 127;
 }
 
-/* Could the bucket hold a tracker of this chunk?  No lock, no false "no". */
-bool odebug_bucket_may_hold(struct odebug_bucket *b, uintptr_t chunk)
+#ifndef ODEBUG_KERNEL_TABLE
+/*
+ * Six bits of the chunk's hash below the bucket index: the rotation of its
+ * slots over the chains.  The top CLASS_BITS of them are its class.
+ */
+static unsigned int rot_of(uintptr_t addr)
 {
-	return __atomic_load_n(counter_of(b, chunk), __ATOMIC_RELAXED) != 0;
+	return (unsigned int)(chunk_hash(addr) >> (64 - HASH_BITS - 6)) & 63;
 }
 
-static void count_in(struct odebug_bucket *b, uintptr_t addr)
+/* The 64-byte slot of @addr in its chunk: what picks the chain. */
+static unsigned int slot_of(uintptr_t addr)
 {
-	uint8_t *c = counter_of(b, addr);
-
-	if (*c != UINT8_MAX)
-		__atomic_store_n(c, (uint8_t)(*c + 1), __ATOMIC_RELAXED);
+	return (unsigned int)(addr >> 6) & 63;
 }
 
-/* A saturated counter stays: the chunk is then always walked. */
-static void count_out(struct odebug_bucket *b, uintptr_t addr)
+static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
 {
-	uint8_t *c = counter_of(b, addr);
-
-	if (*c != UINT8_MAX && *c)
-		__atomic_store_n(c, (uint8_t)(*c - 1), __ATOMIC_RELAXED);
+	return &occupied[b - buckets][rot_of(addr) / CLASS_ROTS][cell_of(addr) >> 6];
 }
 
 /*
  * The chain within the bucket: the 64-byte slot of @addr in its chunk,
- * rotated by bits of the chunk's hash that the bucket index does not use,
- * so the same offset in the different chunks of one bucket spreads out.
+ * rotated, so the same offset in the different chunks of one bucket
+ * spreads out.
  */
 unsigned int odebug_chain_of(uintptr_t addr)
 {
-	unsigned int rot = (unsigned int)(chunk_hash(addr) >> (64 - HASH_BITS - 6));
-
-	return ((unsigned int)(addr >> 6) + rot) & (ODEBUG_CHAINS - 1);
+	return (slot_of(addr) + rot_of(addr)) & (ODEBUG_CHAINS - 1);
 }
+
+/* 64 cells to the 32 slots they make: bit 2i or 2i+1 set -> bit i. */
+static inline uint64_t cells_to_slots(uint64_t x)
+{
+	x = (x | x >> 1) & 0x5555555555555555ull;
+	x = (x | x >> 1) & 0x3333333333333333ull;
+	x = (x | x >> 2) & 0x0f0f0f0f0f0f0f0full;
+	x = (x | x >> 4) & 0x00ff00ff00ff00ffull;
+	x = (x | x >> 8) & 0x0000ffff0000ffffull;
+	return (x | x >> 16) & 0x00000000ffffffffull;
+}
+
+/* The cells @first..@last of a chunk in [start, end). */
+static inline unsigned int first_cell(uintptr_t chunk, uintptr_t start)
+{
+	return start > chunk ? cell_of(start) : 0;
+}
+
+static inline unsigned int last_cell(uintptr_t chunk, uintptr_t end)
+{
+	return end - chunk < ODEBUG_CHUNK_SIZE ? cell_of(end - 1) : 127;
+}
+
+/*
+ * The occupied cells @first..@last of the chunk with hash @hash, as two
+ * words (cells 0-63, 64-127); both 0 when none is.  No lock: a tracker
+ * inserted meanwhile belongs to an object being freed as it is annotated,
+ * a race in the program itself.
+ */
+static inline uint64_t cells_in(uint64_t hash, unsigned int first, unsigned int last,
+				uint64_t *hi)
+{
+	const uint64_t *w = occupied[hash >> (64 - HASH_BITS)]
+				    [(hash >> (64 - HASH_BITS - CLASS_BITS)) & (CLASSES - 1)];
+	uint64_t l = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+	uint64_t h = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+
+	if (first < 64)
+		l &= ~0ull << first;
+	else
+		l = 0, h &= ~0ull << (first - 64);
+	if (last < 64)
+		h = 0, l &= ~0ull >> (63 - last);
+	else
+		h &= ~0ull >> (127 - last);
+	*hi = h;
+	return l;
+}
+
+static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned int last)
+{
+	uint64_t hi, lo = cells_in(chunk_hash(chunk), first, last, &hi);
+
+	return lo | hi;
+}
+
+/*
+ * The chains of the bucket of @chunk (with hash @hash) that can hold an
+ * object starting in [start, end), as a bit mask; 0 when none can.
+ */
+static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
+				      uintptr_t start, uintptr_t end)
+{
+	unsigned int rot = (unsigned int)(hash >> (64 - HASH_BITS - 6)) & 63;
+	uint64_t hi, lo = cells_in(hash, first_cell(chunk, start), last_cell(chunk, end), &hi);
+	uint64_t slots;
+
+	if (!(lo | hi))
+		return 0;
+	slots = cells_to_slots(lo) | cells_to_slots(hi) << 32;
+	return rot ? slots << rot | slots >> (64 - rot) : slots;
+}
+
+/*
+ * The trackers of the 64 KiB regions that hash to @addr's region counter.
+ * Regions span buckets, so the counters change atomically; they let the
+ * check of a large block pass over 16 chunks with one load.
+ */
+static uint32_t *region_of(uintptr_t addr)
+{
+	return &regions[(uint64_t)(addr >> REGION_SHIFT) * 0x61C8864680B583EBull >>
+			(64 - REGION_BITS)];
+}
+
+static bool region_empty(uintptr_t addr)
+{
+	return __atomic_load_n(region_of(addr), __ATOMIC_RELAXED) == 0;
+}
+
+static void occupy(struct odebug_bucket *b, uintptr_t addr)
+{
+	uint64_t *w = word_of(b, addr);
+
+	__atomic_store_n(w, *w | 1ull << (cell_of(addr) & 63), __ATOMIC_RELAXED);
+	__atomic_fetch_add(region_of(addr), 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * @addr's tracker left: clear its cell's bit unless another tracker of the
+ * same class and cell stays.  Such trackers have one of the class's
+ * CLASS_ROTS rotations and the same slot, so they are on one of that many
+ * chains.
+ */
+static void vacate(struct odebug_bucket *b, uintptr_t addr)
+{
+	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r;
+	uint64_t *w = word_of(b, addr);
+	struct odebug_tracker *t;
+
+	__atomic_fetch_sub(region_of(addr), 1, __ATOMIC_RELAXED);
+	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
+		for (t = odebug_tracker_at(heads[b - buckets][(slot_of(addr) + r) & 63]); t;
+		     t = odebug_tracker_at(t->hnext))
+			if (cell_of(t->addr) == cell && rot_of(t->addr) / CLASS_ROTS == cls)
+				return;
+	__atomic_store_n(w, *w & ~(1ull << (cell & 63)), __ATOMIC_RELAXED);
+}
+#else
+/* The kernel's table: one chain per bucket, walked whenever it is not empty. */
+unsigned int odebug_chain_of(uintptr_t addr)
+{
+	(void)addr;
+	return 0;
+}
+
+static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
+				      uintptr_t start, uintptr_t end)
+{
+	(void)chunk, (void)start, (void)end;
+	return odebug_load(&buckets[hash >> (64 - HASH_BITS)].count) ? 1 : 0;
+}
+
+static inline unsigned int first_cell(uintptr_t chunk, uintptr_t start)
+{
+	(void)chunk, (void)start;
+	return 0;
+}
+
+static inline unsigned int last_cell(uintptr_t chunk, uintptr_t end)
+{
+	(void)chunk, (void)end;
+	return 0;
+}
+
+static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned int last)
+{
+	(void)first, (void)last;
+	return odebug_load(&odebug_bucket_of(chunk)->count) != 0;
+}
+
+static bool region_empty(uintptr_t addr)
+{
+	(void)addr;
+	return false;
+}
+
+static void occupy(struct odebug_bucket *b, uintptr_t addr)
+{
+	(void)b, (void)addr;
+}
+
+static void vacate(struct odebug_bucket *b, uintptr_t addr)
+{
+	(void)b, (void)addr;
+}
+#endif
+/**
+ * odebug_table_visit - the buckets that can hold objects in a range
+ * @start, @end:	the range [start, end)
+ * @visit:	called with each such bucket and the chains to walk in it,
+ *		without its lock; returns true to stop
+ * @ctx:	passed to @visit
+ *
+ * One bucket per chunk of the range, or every bucket once when the range
+ * has more chunks than the table has buckets.  The chunks whose slots in
+ * the range hold no tracker cost a hash and a load each: the free() path.
+ */
+void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
+	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
+	uint64_t chains, hash;
+	size_t i;
+
+	if (chunks > HASH_SIZE) {
+		for (i = 0; i < HASH_SIZE; i++)
+			if (odebug_load(&buckets[i].count) &&
+			    visit(&buckets[i], ALL_CHAINS, start, end, ctx))
+				return;
+		return;
+	}
+	for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE) {
+		/* A long range: skip each empty region in one step. */
+		if (chunks > 2 && region_empty(chunk)) {
+			uintptr_t next = (chunk | REGION_MASK) + 1;
+			uintptr_t skip = (next - chunk) >> ODEBUG_CHUNK_SHIFT;
+
+			if (skip >= chunks)
+				return;
+			chunks -= skip - 1;
+			chunk = next - ODEBUG_CHUNK_SIZE;
+			continue;
+		}
+		hash = chunk_hash(chunk);
+		chains = chains_to_walk(hash, chunk, start, end);
+		if (chains && visit(&buckets[hash >> (64 - HASH_BITS)], chains, start, end, ctx))
+			return;
+	}
+}
+
+/**
+ * odebug_range_may_hold - can an object tracked now start in [start, end)?
+ *
+ * The free() fast path: no lock, no false "no" (see cells_in()).  A chunk
+ * costs a hash and two loads; the whole chunks of a long range are passed
+ * over a 64 KiB region at a time when the region holds no tracker.
+ */
+bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
+
+	if (chunk == last)		/* most blocks: one chunk, no edge cases */
+		return chunk_may_hold(chunk, cell_of(start), cell_of(end - 1));
+	if ((last - chunk) >> ODEBUG_CHUNK_SHIFT >= HASH_SIZE)
+		return true;		/* the slow path visits every bucket once */
+	if (chunk_may_hold(chunk, first_cell(chunk, start), 127))
+		return true;
+	for (chunk += ODEBUG_CHUNK_SIZE; chunk != last; chunk += ODEBUG_CHUNK_SIZE) {
+		if (region_empty(chunk)) {
+			uintptr_t next = (chunk | REGION_MASK) + 1;
+
+			if (next - chunk > last - chunk)	/* @last is in it */
+				break;
+			chunk = next - ODEBUG_CHUNK_SIZE;
+			continue;
+		}
+		if (chunk_may_hold(chunk, 0, 127))
+			return true;
+	}
+	if (chunk != last && region_empty(last))
+		return false;
+	return chunk_may_hold(last, 0, last_cell(last, end));
+}
+
 #define chain_of odebug_chain_of
 
 /*
@@ -201,7 +470,7 @@ void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 	t->hnext = *head;
 	*head = odebug_tracker_index(t);
 	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
-	count_in(b, t->addr);
+	occupy(b, t->addr);
 }
 
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
@@ -222,10 +491,13 @@ void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *t)
 {
 	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
-	count_out(b, t->addr);
+	vacate(b, t->addr);
 }
 
-/* Out of memory: hand every tracker back to the pool. */
+/*
+ * Out of memory: hand every tracker back to the pool.  libodebug is off by
+ * now, so no tracker is inserted behind the walk.
+ */
 void odebug_table_drain(void)
 {
 	size_t i;
@@ -239,7 +511,9 @@ void odebug_table_drain(void)
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
 		memset(heads[i], 0, sizeof(taken));
-		memset(filter[i], 0, sizeof(filter[i]));
+#ifndef ODEBUG_KERNEL_TABLE
+		memset(occupied[i], 0, sizeof(occupied[i]));
+#endif
 		b->count = 0;
 		odebug_bucket_unlock(b);
 		for (c = 0; c < ODEBUG_CHAINS; c++) {
@@ -253,6 +527,9 @@ void odebug_table_drain(void)
 			}
 		}
 	}
+#ifndef ODEBUG_KERNEL_TABLE
+	memset(regions, 0, REGION_COUNTERS * sizeof(*regions));
+#endif
 }
 
 /* fork(): the child must find no lock held by a thread it does not have. */

@@ -21,16 +21,13 @@
 /* The slow path: something is tracked; is any of it in this block? */
 __attribute__((noinline)) static void check_block(void *p)
 {
-	int saved;
 	size_t size;
 
 	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
-	saved = errno;
-	size = odebug_next_usable_size(p);
+	size = odebug_next_usable_size(p);	/* errno: odebug_check_range() */
 	if (size && size < SANE_BLOCK_SIZE)
 		odebug_check_range((uintptr_t)p, (uintptr_t)p + size);
-	errno = saved;
 }
 
 /* Set by free(NULL) while enabled: proves calls to free() reach us. */

@@ -95,6 +95,9 @@ static void null_arguments_give_one_line_and_no_crash(void **state)
 {
 	static char obj[8];
 	static const struct debug_obj_descr nameless = { .name = NULL };
+	/* The state lives in a descriptor pointer's low bits: 8-aligned. */
+	static _Alignas(8) char raw[sizeof(struct debug_obj_descr) + 8];
+	const struct debug_obj_descr *misaligned = (const void *)(raw + 4);
 	char *out;
 
 	(void)state;
@@ -103,10 +106,12 @@ static void null_arguments_give_one_line_and_no_crash(void **state)
 	debug_object_init(NULL, &bare_descr);
 	debug_object_init(obj, NULL);
 	assert_int_equal(debug_object_activate(obj, &nameless), -EINVAL);
+	debug_object_init(obj, misaligned);
 	out = capture_stop();
 	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL object; call ignored"), 1);
 	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL descriptor; call ignored"), 1);
 	assert_int_equal(count_lines_with(out, "debug_object_activate called with a descriptor without a name"), 1);
+	assert_int_equal(count_lines_with(out, "debug_object_init called with a misaligned descriptor; call ignored"), 1);
 	assert_int_equal(debug_object_get_state(obj), ODEBUG_STATE_NOTAVAILABLE);
 	assert_int_equal(stats_delta().warnings, 0);
 	free(out);
