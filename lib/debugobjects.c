@@ -199,6 +199,39 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 	return t;
 }
 
+/*
+ * activate and assert_init: lock @addr's bucket and find its tracker, or
+ * make one for a statically initialised object.  Usually it is tracked
+ * already, so the pool is filled (which may take its lock) only when a
+ * tracker is about to be made.  Returns the tracker with the bucket locked
+ * (*@bp), or NULL unlocked: *@miss is MISS_UNTRACKED, or a miss that
+ * could not be handled.
+ */
+static struct odebug_tracker *
+find_or_alloc_static(void *addr, const struct debug_obj_descr *descr,
+		     struct odebug_bucket **bp, enum miss *miss, struct stack_note *note)
+{
+	struct odebug_bucket *b = lock_bucket(addr);
+	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+
+	while (!t) {
+		unlock_bucket(b);
+		odebug_pool_fill();
+		odebug_stack_prepare();
+		b = lock_bucket(addr);
+		t = lookup_or_alloc(b, addr, descr, false, true, miss, note);
+		if (t)
+			break;
+		unlock_bucket(b);
+		if (*miss == MISS_UNTRACKED || !handle_miss(*miss))
+			return NULL;
+		b = lock_bucket(addr);
+		t = odebug_lookup(b, (uintptr_t)addr);
+	}
+	*bp = b;
+	return t;
+}
+
 static void object_init(void *addr, const struct debug_obj_descr *descr,
 			bool onstack)
 {
@@ -305,13 +338,9 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 		return 0;
 	if (bad_call(addr, descr, "debug_object_activate"))
 		return -EINVAL;
-	odebug_pool_fill();
-	odebug_stack_prepare();
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
-retry:
-	b = lock_bucket(addr);
-	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
+	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 		switch (odebug_tracker_state(t)) {
 		case ODEBUG_STATE_INIT:
@@ -330,12 +359,8 @@ retry:
 			return -EINVAL;
 		}
 	}
-	unlock_bucket(b);
-	if (miss != MISS_UNTRACKED) {
-		if (handle_miss(miss))
-			goto retry;
+	if (miss != MISS_UNTRACKED)
 		return 0;
-	}
 	/*
 	 * Seed-style descriptor: without is_static_object, fixup_activate
 	 * (NOTAVAILABLE) recognises a statically initialised object and
@@ -476,21 +501,14 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_assert_init"))
 		return;
-	odebug_pool_fill();
-	odebug_stack_prepare();
-retry:
-	b = lock_bucket(addr);
-	t = lookup_or_alloc(b, addr, descr, false, true, &miss, &note);
-	unlock_bucket(b);
+	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
+		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
 	}
-	if (miss != MISS_UNTRACKED) {
-		if (handle_miss(miss))
-			goto retry;
+	if (miss != MISS_UNTRACKED)
 		return;
-	}
 	report_untracked(addr, descr, "assert_init");
 	fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
 }
