@@ -237,13 +237,39 @@ static inline uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
 }
 unsigned int odebug_chain_of(uintptr_t addr);
 bool odebug_table_init(void);
-struct odebug_bucket *odebug_bucket_of(uintptr_t addr);
+#define ODEBUG_HASH_BITS 14			/* 16384 buckets */
+
+/* The kernel's hash_long() of the chunk number: the golden ratio. */
+static inline uint64_t odebug_chunk_hash(uintptr_t addr)
+{
+	return (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) * 0x61C8864680B583EBull;
+}
+
+/* The bucket of @addr's chunk: the hash's top bits. */
+static inline struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
+{
+	return &odebug_buckets[odebug_chunk_hash(addr) >> (64 - ODEBUG_HASH_BITS)];
+}
 typedef bool (*odebug_visit_fn)(struct odebug_bucket *b, uint64_t chains,
 				uintptr_t start, uintptr_t end, void *ctx);
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
-void odebug_bucket_lock(struct odebug_bucket *b);
-void odebug_bucket_unlock(struct odebug_bucket *b);
+/*
+ * Every lock of ours is held with the re-entry guard set: a signal handler
+ * that calls free() or the API while this thread holds it passes through
+ * instead of spinning forever on a lock its own thread holds.
+ */
+static inline void odebug_bucket_lock(struct odebug_bucket *b)
+{
+	odebug_guard_enter();
+	odebug_spin_lock(&b->lock);
+}
+
+static inline void odebug_bucket_unlock(struct odebug_bucket *b)
+{
+	pthread_spin_unlock(&b->lock);
+	odebug_guard_exit();
+}
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);

@@ -35,7 +35,7 @@
 
 #include "internal.h"
 
-#define HASH_BITS	14
+#define HASH_BITS	ODEBUG_HASH_BITS
 #define HASH_SIZE	((size_t)1 << HASH_BITS)
 #define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
 #define CLASSES		(1 << CLASS_BITS)
@@ -130,16 +130,7 @@ struct odebug_bucket *odebug_bucket_at(size_t index)
 	return &buckets[index];
 }
 
-static uint64_t chunk_hash(uintptr_t addr)
-{
-	return (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) * 0x61C8864680B583EBull;
-}
-
-/* The kernel's hash_long() of the chunk number: the golden ratio, top bits. */
-struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
-{
-	return &buckets[chunk_hash(addr) >> (64 - HASH_BITS)];
-}
+#define chunk_hash odebug_chunk_hash
 
 /*
  * The 32-byte cell of @addr in its chunk: what the occupancy masks record.
@@ -426,23 +417,6 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 }
 
 #define chain_of odebug_chain_of
-
-/*
- * Every lock of ours is held with the re-entry guard set: a signal handler
- * that calls free() or the API while this thread holds it passes through
- * instead of spinning forever on a lock its own thread holds.
- */
-void odebug_bucket_lock(struct odebug_bucket *b)
-{
-	odebug_guard_enter();
-	odebug_spin_lock(&b->lock);
-}
-
-void odebug_bucket_unlock(struct odebug_bucket *b)
-{
-	pthread_spin_unlock(&b->lock);
-	odebug_guard_exit();
-}
 
 /* Find the tracker of @addr; the bucket lock is held. */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
