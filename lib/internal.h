@@ -44,6 +44,7 @@ struct odebug_tracker {
  * a tracker at 24 bytes.
  */
 #define ODEBUG_STATE_BITS	7u
+_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_STATE_BITS + 1, "states fit in a descriptor's low bits");
 
 static inline const struct debug_obj_descr *odebug_tracker_descr(const struct odebug_tracker *t)
 {
