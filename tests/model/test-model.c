@@ -220,23 +220,39 @@ static void run_seed(uint64_t seed, size_t steps)
 		minimise_seed(seed, (size_t)fail + 1);
 }
 
-static void run_replay(const char *path)
+/* A listing file (ops or seeds), or a FAIL line and NULL. */
+static FILE *open_listing(const char *path)
 {
 	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		printf("FAIL: cannot open %s: %s\n", path, strerror(errno));
+		failed++;
+	}
+	return f;
+}
+
+/* The next line that is neither a comment nor empty; false at the end. */
+static bool next_entry(FILE *f, char *line, int size)
+{
+	while (fgets(line, size, f))
+		if (line[0] != '#' && line[0] != '\n')
+			return true;
+	return false;
+}
+
+static void run_replay(const char *path)
+{
+	FILE *f = open_listing(path);
 	char line[256];
 	struct op *ops = NULL;
 	size_t n = 0, cap = 0;
 	unsigned long long layout = 1;
 	long fail;
 
-	if (!f) {
-		printf("FAIL: cannot open %s: %s\n", path, strerror(errno));
-		failed++;
+	if (!f)
 		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
+	while (next_entry(f, line, sizeof(line))) {
 		if (sscanf(line, "layout %llu", &layout) == 1)
 			continue;
 		if (n == cap) {
@@ -411,7 +427,7 @@ static void run_threads(uint64_t seed, size_t steps, unsigned int nthreads)
 
 static void run_seeds(const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f = open_listing(path);
 	char line[512], file[400], full[1024];
 	unsigned long long seed;
 	unsigned long steps;
@@ -419,14 +435,9 @@ static void run_seeds(const char *path)
 	const char *slash = strrchr(path, '/');
 	int dirlen = slash ? (int)(slash - path + 1) : 0;
 
-	if (!f) {
-		printf("FAIL: cannot open %s: %s\n", path, strerror(errno));
-		failed++;
+	if (!f)
 		return;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (line[0] == '#' || line[0] == '\n')
-			continue;
+	while (next_entry(f, line, sizeof(line))) {
 		if (sscanf(line, "seed %llu steps %lu threads %u", &seed, &steps, &threads) == 3) {
 			run_threads(seed, steps, threads);
 		} else if (sscanf(line, "seed %llu steps %lu", &seed, &steps) == 2) {
