@@ -83,9 +83,6 @@ static enum odebug_mode setup(void)
 		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
 		return ODEBUG_MODE_OFF;
 	}
-#ifdef ODEBUG_INTERPOSE
-	odebug_interpose_init();
-#endif
 	odebug_backtrace_init();
 	odebug_stack_init();
 	odebug_suppress_init();
@@ -96,9 +93,6 @@ static enum odebug_mode setup(void)
 	__atomic_store_n(&odebug_mode, ODEBUG_MODE_ON, __ATOMIC_RELEASE);
 	if (odebug_opt.selftest && !odebug_selftest())
 		return ODEBUG_MODE_OFF;
-#ifdef ODEBUG_INTERPOSE
-	odebug_interpose_check_binding();
-#endif
 	return ODEBUG_MODE_ON;
 }
 

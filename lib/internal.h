@@ -340,10 +340,6 @@ bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
 void odebug_stack_watch_exit(void);
 
-/* "preload/next.c": the functions we forward to (interposing builds) */
-void odebug_interpose_init(void);
-void odebug_interpose_check_binding(void);
-
 /* "selftest.c" */
 bool odebug_selftest(void);
 

@@ -88,8 +88,7 @@ static void *raw_mremap(void *old, size_t old_size, size_t new_size, int flags,
 	return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, new_addr);
 }
 
-/* Always run, enabled or not: later calls then forward in one jump. */
-__attribute__((constructor)) static void resolve_all(void)
+static void resolve_all(void)
 {
 	void *fn;
 	long page = sysconf(_SC_PAGESIZE);
@@ -103,11 +102,6 @@ __attribute__((constructor)) static void resolve_all(void)
 		*(void **)&odebug_next_mremap = fn;
 }
 
-void odebug_interpose_init(void)
-{
-	resolve_all();
-}
-
 /*
  * When enabled: does free() as the program calls it reach ours?  If another
  * allocator was preloaded first, or the executable defines free itself, no
@@ -116,7 +110,7 @@ void odebug_interpose_init(void)
  * (for a non-PIE executable, its canonical PLT entry), which every
  * allocator accepts as a no-op.
  */
-void odebug_interpose_check_binding(void)
+static void check_binding(void)
 {
 	void (*fn)(void *);
 	Dl_info seen, self;
@@ -128,7 +122,7 @@ void odebug_interpose_check_binding(void)
 	fn(NULL);
 	if (odebug_free_reached)
 		return;
-	if (dladdr((void *)fn, &seen) && dladdr((void *)odebug_interpose_check_binding, &self) &&
+	if (dladdr((void *)fn, &seen) && dladdr((void *)check_binding, &self) &&
 	    seen.dli_fbase == self.dli_fbase) {
 		odebug_message("free() is redirected away from libodebug (under valgrind, "
 			       "add --soname-synonyms=somalloc=nomatch): released memory "
@@ -140,4 +134,18 @@ void odebug_interpose_check_binding(void)
 		       seen.dli_fname : "the executable",
 		       ", not libodebug: released memory is not checked "
 		       "(put libodebug.so first in LD_PRELOAD)", (char *)NULL);
+}
+
+/*
+ * Resolve always, enabled or not: later calls then forward in one jump.
+ * Numbered, this constructor runs before the core's (unnumbered) one, so
+ * the next definitions are known before libodebug turns on, as when the
+ * core's setup did this itself; enabling is idempotent, whichever comes
+ * first decides.
+ */
+__attribute__((constructor(101))) static void preload_constructor(void)
+{
+	resolve_all();
+	if (odebug_enable_slow())
+		check_binding();
 }

@@ -36,7 +36,7 @@ class Bench:
     def __init__(self, args):
         self.args = args
         build = os.path.abspath(args.build)
-        self.lib = os.path.join(build, 'lib', 'libodebug.so')
+        self.lib = os.path.join(build, 'preload', 'libodebug.so')
         self.bin = os.path.join(build, 'tests', 'bench')
         for f in [self.lib, self.exe('bench-churn'), self.exe('bench-objops')]:
             if not os.path.exists(f):

@@ -182,28 +182,29 @@ run --version
 	ok "--version: $out" || bad "--version: $rc $out"
 
 # --- where it finds the library ---
-# A relocated tree: bin/odebug and lib/libodebug.so.1 side by side, called
-# through a symlink from elsewhere and through PATH.
-mkdir -p "$tmp/tree/bin" "$tmp/tree/lib" "$tmp/elsewhere"
+# A relocated tree, laid out as the build tree's launcher expects (the
+# library beside it, build/preload/), called through a symlink from
+# elsewhere and through PATH.
+mkdir -p "$tmp/tree/bin" "$tmp/elsewhere"
 cp "$launcher" "$tmp/tree/bin/odebug"
-cp "$lib" "$tmp/tree/lib/libodebug.so.1"
+cp "$lib" "$tmp/tree/bin/libodebug.so.1"
 ln -s "$tmp/tree/bin/odebug" "$tmp/elsewhere/odebug"
 got=$("$tmp/elsewhere/odebug" "$show" | sed -n 's/^LD_PRELOAD=//p')
-[ "$got" = "$tmp/tree/lib/libodebug.so.1" ] && ok "relocated, through a symlink: $got" ||
+[ "$got" = "$tmp/tree/bin/libodebug.so.1" ] && ok "relocated, through a symlink: $got" ||
 	bad "relocated launcher preloads '$got'"
 got=$(cd "$tmp/tree/bin" && PATH="$tmp/tree/bin:$PATH" odebug "$show" | sed -n 's/^LD_PRELOAD=//p')
-[ "$got" = "$tmp/tree/lib/libodebug.so.1" ] && ok "relocated, through PATH: $got" ||
+[ "$got" = "$tmp/tree/bin/libodebug.so.1" ] && ok "relocated, through PATH: $got" ||
 	bad "launcher through PATH preloads '$got'"
 got=$(ODEBUG_LIBRARY="$tmp/libother.so" "$tmp/tree/bin/odebug" "$show" | sed -n 's/^LD_PRELOAD=//p')
 [ "$got" = "$tmp/libother.so" ] && ok "ODEBUG_LIBRARY overrides: $got" ||
 	bad "ODEBUG_LIBRARY: '$got'"
-rm "$tmp/tree/lib/libodebug.so.1"
+rm "$tmp/tree/bin/libodebug.so.1"
 launcher_saved=$launcher
 launcher=$tmp/tree/bin/odebug
 expect_refusal 125 'cannot find libodebug' "library missing" "$show"
-mkdir -p "$tmp/with space/bin" "$tmp/with space/lib"
+mkdir -p "$tmp/with space/bin"
 cp "$launcher_saved" "$tmp/with space/bin/odebug"
-cp "$lib" "$tmp/with space/lib/libodebug.so.1"
+cp "$lib" "$tmp/with space/bin/libodebug.so.1"
 launcher="$tmp/with space/bin/odebug"
 expect_refusal 125 'LD_PRELOAD cannot express' "library path with a space" "$show"
 launcher=$launcher_saved
