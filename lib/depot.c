@@ -28,7 +28,7 @@ struct depot_stack {
 static char *store;		/* stacks, 8-byte aligned, appended */
 static size_t used = 8;		/* offset 0 means "no stack" */
 static uint32_t *slots;		/* offset / 8 of each stack, 0: empty */
-static pthread_spinlock_t depot_lock;
+static odebug_spinlock_t depot_lock;
 
 static void *reserve(size_t size)
 {
@@ -40,7 +40,7 @@ static void *reserve(size_t size)
 
 bool odebug_depot_init(void)
 {
-	pthread_spin_init(&depot_lock, PTHREAD_PROCESS_PRIVATE);
+	odebug_spin_init(&depot_lock);
 	store = reserve(DEPOT_BYTES);
 	slots = reserve(INDEX_SLOTS * sizeof(*slots));
 	return store && slots;
@@ -100,7 +100,7 @@ uint32_t odebug_depot_save(void *const *pcs, int n)
 			break;
 		}
 	}
-	pthread_spin_unlock(&depot_lock);
+	odebug_spin_unlock(&depot_lock);
 	odebug_guard_exit();
 	return id;
 }
@@ -133,5 +133,5 @@ void odebug_depot_lock(void)
 void odebug_depot_unlock(void)
 {
 	if (store)
-		pthread_spin_unlock(&depot_lock);
+		odebug_spin_unlock(&depot_lock);
 }

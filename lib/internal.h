@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lock.h"
 #include "odebug.h"
 
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))
@@ -101,19 +102,6 @@ static inline bool odebug_on(void)
 	if (likely(mode == ODEBUG_MODE_OFF))
 		return false;
 	return odebug_enable_slow() && odebug_guard == 0;
-}
-
-/*
- * pthread spinlocks, but a waiter yields after a short spin: with more
- * threads than cores (or a fork() holding every lock) a preempted holder
- * would otherwise make the others spin for whole time slices.
- */
-void odebug_spin_lock_slow(pthread_spinlock_t *lock);
-
-static inline void odebug_spin_lock(pthread_spinlock_t *lock)
-{
-	if (unlikely(pthread_spin_trylock(lock)))
-		odebug_spin_lock_slow(lock);
 }
 
 static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
@@ -226,7 +214,7 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
 #define ODEBUG_CHAINS 64			/* chains per bucket */
 #endif
 struct odebug_bucket {
-	pthread_spinlock_t lock;
+	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
 } __attribute__((aligned(64)));			/* one line: no false sharing */
 extern struct odebug_bucket *odebug_buckets;
@@ -268,7 +256,7 @@ static inline void odebug_bucket_lock(struct odebug_bucket *b)
 
 static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 {
-	pthread_spin_unlock(&b->lock);
+	odebug_spin_unlock(&b->lock);
 	odebug_guard_exit();
 }
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);

@@ -27,7 +27,7 @@
 
 #define BATCH 32
 
-static pthread_spinlock_t pool_lock;
+static odebug_spinlock_t pool_lock;
 struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
 uint32_t (*odebug_origins)[2];		/* per tracker, origins=1 only */
 #define base odebug_pool_base
@@ -74,7 +74,7 @@ void odebug_pool_lock(void)
 
 void odebug_pool_unlock(void)
 {
-	pthread_spin_unlock(&pool_lock);
+	odebug_spin_unlock(&pool_lock);
 	odebug_guard_exit();
 }
 
@@ -161,7 +161,7 @@ bool odebug_pool_init(void)
 {
 	unsigned long want = odebug_opt.pool_max + 1;
 
-	pthread_spin_init(&pool_lock, PTHREAD_PROCESS_PRIVATE);
+	odebug_spin_init(&pool_lock);
 	if (want > UINT32_MAX)
 		want = UINT32_MAX;
 	for (; want > odebug_opt.pool_size; want /= 2) {

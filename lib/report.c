@@ -32,7 +32,7 @@
 const struct debug_obj_descr *odebug_quiet_descr;
 
 static unsigned long printed, stack_notes;
-static pthread_mutex_t report_mutex = PTHREAD_MUTEX_INITIALIZER;
+static odebug_mutex_t report_mutex;
 static int report_owner;	/* tid holding report_mutex, for nesting */
 
 /* Under report_mutex: the culprit's frames and the report's text. */
@@ -50,20 +50,20 @@ static const char *const state_names[ODEBUG_STATE_MAX] = {
 
 void odebug_report_lock(void)
 {
-	pthread_mutex_lock(&report_mutex);
+	odebug_mutex_lock(&report_mutex);
 	report_owner = odebug_gettid();
 }
 
 void odebug_report_unlock(void)
 {
 	report_owner = 0;
-	pthread_mutex_unlock(&report_mutex);
+	odebug_mutex_unlock(&report_mutex);
 }
 
 /* A forked child: fresh lock, its own first reports. */
 void odebug_report_child(void)
 {
-	pthread_mutex_init(&report_mutex, NULL);
+	odebug_mutex_init(&report_mutex);
 	report_owner = 0;
 	printed = 0;
 	odebug_store(&stack_notes, 0);

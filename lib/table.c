@@ -69,29 +69,6 @@ void odebug_stat_max(unsigned long *stat, unsigned long value)
 		;
 }
 
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#else
-	__asm__ volatile("" ::: "memory");
-#endif
-}
-
-void odebug_spin_lock_slow(pthread_spinlock_t *lock)
-{
-	unsigned int spins = 0;
-
-	while (pthread_spin_trylock(lock)) {
-		if (++spins < 64)
-			cpu_relax();
-		else
-			sched_yield();
-	}
-}
-
 bool odebug_table_init(void)
 {
 	size_t i;
@@ -116,7 +93,7 @@ bool odebug_table_init(void)
 	/* Random access over 12 MiB: huge pages spare TLB misses. */
 	madvise((void *)p, HASH_SIZE * sizeof(*heads) + MASK_BYTES, MADV_HUGEPAGE);
 	for (i = 0; i < HASH_SIZE; i++)
-		pthread_spin_init(&buckets[i].lock, PTHREAD_PROCESS_PRIVATE);
+		odebug_spin_init(&buckets[i].lock);
 	return true;
 }
 
