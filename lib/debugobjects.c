@@ -28,16 +28,6 @@ struct stack_note {
 	uintptr_t stack;
 };
 
-static void snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
-{
-	o->addr = t->addr;
-	o->descr = odebug_tracker_descr(t);
-	o->astate = t->astate;
-	o->state = odebug_tracker_state(t);
-	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
-	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
-}
-
 static struct odebug_bucket *lock_bucket(const void *addr)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
@@ -72,7 +62,7 @@ static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t,
 {
 	struct odebug_snapshot o;
 
-	snapshot(&o, t);
+	odebug_tracker_snapshot(&o, t);
 	unlock_bucket(b);
 	odebug_report(&o, op);
 	return fixup(fn, addr, o.state);
@@ -547,17 +537,6 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	misuse(b, t, "active_state", NULL, addr);
 }
 
-/* Return a list of dropped trackers to the pool (no bucket lock held). */
-static void put_trackers(uint32_t index)
-{
-	while (index) {
-		struct odebug_tracker *t = odebug_tracker_at(index);
-
-		index = t->hnext;
-		odebug_pool_free(t);
-	}
-}
-
 /* After fixup_free: whatever it left at @addr goes, the memory is gone. */
 static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 {
@@ -583,45 +562,30 @@ static bool check_bucket(struct odebug_bucket *b, uint64_t chains,
 	struct odebug_tracker *t;
 	struct odebug_snapshot o;
 	unsigned long cnt, checked = 0;
-	uint64_t left;
-	uint32_t *pp, dropped;
+	uint32_t dropped;
 
 repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
-	for (left = chains; left; left &= left - 1) {
-		for (pp = &odebug_bucket_chains(b)[__builtin_ctzll(left)]; *pp;) {
-			t = odebug_tracker_at(*pp);
-			cnt++;
-			if (t->addr < start || t->addr >= end) {
-				pp = &t->hnext;
-				continue;
-			}
-			if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE) {
-				snapshot(&o, t);
-				unlock_bucket(b);
-				put_trackers(dropped);
-				checked += cnt;
-				odebug_report(&o, "free");
-				fixup(o.descr->fixup_free, (void *)o.addr, o.state);
-				/*
-				 * The kernel rescans until the fixup made the
-				 * object inactive, forever if it never does;
-				 * the tracker goes now, so each object is
-				 * reported once.
-				 */
-				drop_tracker(b, o.addr);
-				goto repeat;
-			}
-			*pp = t->hnext;
-			odebug_bucket_forget(b, t);
-			t->hnext = dropped;
-			dropped = odebug_tracker_index(t);
-		}
+	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
+	if (t) {
+		odebug_tracker_snapshot(&o, t);
+		unlock_bucket(b);
+		odebug_trackers_put(dropped);
+		checked += cnt;
+		odebug_report(&o, "free");
+		fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+		/*
+		 * The kernel rescans until the fixup made the object
+		 * inactive, forever if it never does; the tracker goes now,
+		 * so each object is reported once.
+		 */
+		drop_tracker(b, o.addr);
+		goto repeat;
 	}
 	unlock_bucket(b);
-	put_trackers(dropped);
+	odebug_trackers_put(dropped);
 	if (cnt > odebug_load(&odebug_max_chain))
 		odebug_stat_max(&odebug_max_chain, cnt);
 	*(unsigned long *)ctx += checked + cnt;
@@ -645,17 +609,25 @@ void odebug_check_range_slow(uintptr_t start, uintptr_t end)
 		odebug_stat_max(&odebug_max_checked, checked);
 }
 
+struct range {
+	uintptr_t start, end;
+};
+
+static bool in_range(const struct odebug_tracker *t, void *ctx)
+{
+	const struct range *r = ctx;
+
+	return t->addr >= r->start && t->addr < r->end;
+}
+
 static bool find_tracked(struct odebug_bucket *b, uint64_t chains,
 			 uintptr_t start, uintptr_t end, void *ctx)
 {
-	struct odebug_tracker *t;
-	bool found = false;
+	struct range r = { start, end };
+	bool found;
 
 	odebug_bucket_lock(b);
-	for (; chains && !found; chains &= chains - 1)
-		for (t = odebug_tracker_at(odebug_bucket_chains(b)[__builtin_ctzll(chains)]);
-		     t && !found; t = odebug_tracker_at(t->hnext))
-			found = t->addr >= start && t->addr < end;
+	found = odebug_bucket_each(b, chains, in_range, &r);
 	unlock_bucket(b);
 	*(bool *)ctx = found;
 	return found;

@@ -133,6 +133,7 @@ void odebug_options_help(void);
 
 /* "prim.c": the only file that talks to the kernel directly */
 void *odebug_map(size_t size);
+void *odebug_reserve(size_t size);
 void odebug_unmap(void *addr, size_t size);
 void odebug_write(int fd, const char *buf, size_t len);
 int odebug_gettid(void);
@@ -207,25 +208,16 @@ void odebug_pool_unlock(void);
 void odebug_pool_stats(struct debug_objects_stats *s);
 void odebug_pool_restore(const struct debug_objects_stats *s);
 
-/* "table.c": the page-hashed buckets */
-#ifdef ODEBUG_KERNEL_TABLE
-#define ODEBUG_CHAINS 1				/* the kernel's one chain */
-#else
-#define ODEBUG_CHAINS 64			/* chains per bucket */
-#endif
+/*
+ * "bucket.c", "table.c" (or "table-kernel.c"): the tracker table, 16384
+ * buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
+ * private to table.c; its users walk trackers through these operations.
+ */
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
 } __attribute__((aligned(64)));			/* one line: no false sharing */
 extern struct odebug_bucket *odebug_buckets;
-extern uint32_t (*odebug_heads)[ODEBUG_CHAINS];
-
-static inline uint32_t *odebug_bucket_chains(struct odebug_bucket *b)
-{
-	return odebug_heads[b - odebug_buckets];
-}
-unsigned int odebug_chain_of(uintptr_t addr);
-bool odebug_table_init(void);
 #define ODEBUG_HASH_BITS 14			/* 16384 buckets */
 
 /* The kernel's hash_long() of the chunk number: the golden ratio. */
@@ -239,10 +231,7 @@ static inline struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
 {
 	return &odebug_buckets[odebug_chunk_hash(addr) >> (64 - ODEBUG_HASH_BITS)];
 }
-typedef bool (*odebug_visit_fn)(struct odebug_bucket *b, uint64_t chains,
-				uintptr_t start, uintptr_t end, void *ctx);
-void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+
 /*
  * Every lock of ours is held with the re-entry guard set: a signal handler
  * that calls free() or the API while this thread holds it passes through
@@ -259,17 +248,41 @@ static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 	odebug_spin_unlock(&b->lock);
 	odebug_guard_exit();
 }
+
+/* bucket.c */
+bool odebug_buckets_init(void);
+void odebug_stat_max(unsigned long *stat, unsigned long value);
+extern unsigned long odebug_max_chain;
+/*
+ * A visit of the buckets of a range: @chains is the set of the bucket's
+ * chains that can hold an object in [start, end), to pass to
+ * odebug_bucket_take() or odebug_bucket_each(); called without the bucket
+ * lock; returns true to stop.
+ */
+typedef bool (*odebug_visit_fn)(struct odebug_bucket *b, uint64_t chains,
+				uintptr_t start, uintptr_t end, void *ctx);
+void odebug_table_visit_all(uint64_t chains, uintptr_t start, uintptr_t end,
+			    odebug_visit_fn visit, void *ctx);
+void odebug_trackers_put(uint32_t list);
+void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t);
+void odebug_table_lock_all(void);
+void odebug_table_unlock_all(void);
+
+/* table.c */
+bool odebug_table_init(void);
+void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
+bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+/* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
-void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *t);
+struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
+					  uintptr_t start, uintptr_t end,
+					  uint32_t *taken, unsigned long *visited);
+typedef bool (*odebug_tracker_fn)(const struct odebug_tracker *t, void *ctx);
+bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
+			odebug_tracker_fn fn, void *ctx);
 void odebug_table_drain(void);
-void odebug_table_lock_all(void);
-void odebug_table_unlock_all(void);
-size_t odebug_table_size(void);
-struct odebug_bucket *odebug_bucket_at(size_t index);
-void odebug_stat_max(unsigned long *stat, unsigned long value);
-extern unsigned long odebug_max_chain;
 
 /* "debugobjects.c": the state machine */
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;

@@ -27,6 +27,21 @@ void *odebug_map(size_t size)
 	return (void *)p;
 }
 
+/*
+ * Reserve @size bytes of address space, committed page by page as they
+ * are touched (MAP_NORESERVE): for tables and pools sized for the worst
+ * case.
+ */
+void *odebug_reserve(size_t size)
+{
+	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == -1)
+		return NULL;
+	return (void *)p;
+}
+
 void odebug_unmap(void *addr, size_t size)
 {
 	syscall(SYS_munmap, addr, size);

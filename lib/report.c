@@ -415,46 +415,48 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 /* --- at exit --------------------------------------------------------- */
 
 /* report_active_at_exit=1: every object still ACTIVE, as "exit active". */
+struct active_batch {
+	struct odebug_snapshot o[64];
+	size_t got, seen, skip;
+};
+
+/* Copy the ACTIVE trackers after the first @skip; true when the batch is full. */
+static bool collect_active(const struct odebug_tracker *t, void *ctx)
+{
+	struct active_batch *a = ctx;
+
+	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || a->seen++ < a->skip)
+		return false;
+	odebug_tracker_snapshot(&a->o[a->got++], t);
+	return a->got == 64;
+}
+
+/* One bucket, 64 objects per visit: no report is made under its lock. */
+static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
+				 uintptr_t start, uintptr_t end, void *ctx)
+{
+	struct active_batch *a = ctx;
+	size_t k;
+
+	(void)start, (void)end;
+	a->skip = 0;
+	do {
+		a->got = a->seen = 0;
+		odebug_bucket_lock(b);
+		odebug_bucket_each(b, chains, collect_active, a);
+		odebug_bucket_unlock(b);
+		for (k = 0; k < a->got; k++)
+			report(&a->o[k], "exit", false);
+		a->skip += a->got;
+	} while (a->got == 64);
+	return false;
+}
+
 static void report_active_objects(void)
 {
-	struct odebug_snapshot batch[64];
-	size_t i, n = odebug_table_size();
+	struct active_batch a;
 
-	for (i = 0; i < n; i++) {
-		struct odebug_bucket *b = odebug_bucket_at(i);
-		size_t skip = 0, got, k;
-
-		if (!odebug_load(&b->count))
-			continue;
-		do {
-			struct odebug_tracker *t;
-			size_t seen = 0;
-			int c;
-
-			got = 0;
-			odebug_bucket_lock(b);
-			for (c = 0; c < ODEBUG_CHAINS && got < 64; c++) {
-				for (t = odebug_tracker_at(odebug_bucket_chains(b)[c]);
-				     t && got < 64; t = odebug_tracker_at(t->hnext)) {
-					if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || seen++ < skip)
-						continue;
-					batch[got].addr = t->addr;
-					batch[got].descr = odebug_tracker_descr(t);
-					batch[got].astate = t->astate;
-					batch[got].state = ODEBUG_STATE_ACTIVE;
-					batch[got].init_stack =
-						odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
-					batch[got].activate_stack =
-						odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
-					got++;
-				}
-			}
-			odebug_bucket_unlock(b);
-			for (k = 0; k < got; k++)
-				report(&batch[k], "exit", false);
-			skip += got;
-		} while (got == 64);
-	}
+	odebug_table_visit_all(~0ull, 0, UINTPTR_MAX, report_active_bucket, &a);
 }
 
 /**

@@ -23,91 +23,128 @@
  * large block pass over sixteen chunks at a time.  Chains link trackers by
  * 32-bit pool index.
  *
- * Built with -Dkernel_table=true, the table is the kernel's instead: one
- * chain per bucket and no occupancy words, the baseline the benchmarks
- * compare against.
+ * Built with -Dkernel_table=true, Meson compiles table-kernel.c instead:
+ * the kernel's one chain per bucket and no occupancy words, the baseline
+ * the benchmarks compare against.  bucket.c holds what both share.
+ *
+ * The bits, for an address and the 64-bit hash of its chunk number:
+ *
+ *   address:  ... chunk number | slot (6) | half (1) | byte (5)
+ *                              '-- cell (7) --------'
+ *             bit 12 = CHUNK_SHIFT, 6 = SLOT_SHIFT, 5 = CELL_SHIFT
+ *
+ *   hash:     | bucket (14) | rotation (6) | unused (44) |
+ *             '- HASH_BITS -'- ROT_BITS ---'
+ *                           | class (5) |.|
+ *             the class is the rotation's top CLASS_BITS
+ *
+ * A tracker's chain is (slot + rotation) mod CHAINS; its occupancy bit is
+ * bit (cell mod 64) of word (cell / 64) of mask [bucket][class].
+ *
+ * Invariants, all changed only under the bucket lock (the region counters
+ * atomically, since regions span buckets):
+ * - a tracker is on exactly one chain, the one of its address;
+ * - a mask bit is set exactly when a tracker of a chunk of that bucket and
+ *   class starts in that cell;
+ * - a bucket's count is the number of trackers on its chains;
+ * - a region counter equals the number of trackers in the 64 KiB regions
+ *   hashed to it.
+ * The lockless readers (odebug_range_may_hold, odebug_table_visit) rely on
+ * the last three; tests/test-table.c checks them against brute force.
  */
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "internal.h"
 
-#define HASH_BITS	ODEBUG_HASH_BITS
-#define HASH_SIZE	((size_t)1 << HASH_BITS)
-#define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
-#define CLASSES		(1 << CLASS_BITS)
-#define CLASS_ROTS	(64 >> CLASS_BITS)	/* rotations per class */
-#define REGION_SHIFT	16		/* 64 KiB */
-#define REGION_MASK	(((uintptr_t)1 << REGION_SHIFT) - 1)
-#define ALL_CHAINS	(~0ull >> (64 - ODEBUG_CHAINS))
+#define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 
-struct odebug_bucket *odebug_buckets;
-uint32_t (*odebug_heads)[ODEBUG_CHAINS];	/* per bucket, four cache lines */
-#define buckets odebug_buckets
-#define heads odebug_heads
-#ifndef ODEBUG_KERNEL_TABLE
+/* One chain per 64-byte slot of a chunk. */
+#define SLOT_SHIFT	6
+#define CHAIN_BITS	(ODEBUG_CHUNK_SHIFT - SLOT_SHIFT)
+#define CHAINS		(1u << CHAIN_BITS)			/* 64 */
+#define ALL_CHAINS	(~0ull >> (64 - CHAINS))
+
+/* The occupancy masks: one bit per 32-byte cell, two cells per slot. */
+#define CELL_SHIFT	(SLOT_SHIFT - 1)
+#define CELLS		(1u << (ODEBUG_CHUNK_SHIFT - CELL_SHIFT))	/* 128 */
+#define LAST_CELL	(CELLS - 1)
+#define MASK_WORDS	(CELLS / 64)
+
+/* The hash bits below the bucket index: the rotation, and its class. */
+#define ROT_BITS	CHAIN_BITS
+#define ROT_SHIFT	(64 - ODEBUG_HASH_BITS - ROT_BITS)
+#define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
+#define CLASSES		(1u << CLASS_BITS)
+#define CLASS_ROTS	(1u << (ROT_BITS - CLASS_BITS))	/* rotations per class */
+
+/* The region counters: 64 KiB regions, hashed onto 65536 counters. */
+#define REGION_SHIFT	16
+#define REGION_MASK	(((uintptr_t)1 << REGION_SHIFT) - 1)
 #define REGION_BITS	16
 #define REGION_COUNTERS	((size_t)1 << REGION_BITS)
-static uint64_t (*occupied)[CLASSES][2];	/* per bucket and class: 128 cells */
-static uint32_t *regions;			/* trackers per region hash */
-#define MASK_BYTES	(HASH_SIZE * sizeof(*occupied) + REGION_COUNTERS * sizeof(*regions))
-#else
-#define MASK_BYTES	0
-#endif
-unsigned long odebug_max_chain;
 
-void odebug_stat_max(unsigned long *stat, unsigned long value)
-{
-	unsigned long old = odebug_load(stat);
+_Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
+_Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
+_Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
+_Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
+_Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
+_Static_assert(REGION_SHIFT > ODEBUG_CHUNK_SHIFT, "a region is whole chunks");
 
-	while (value > old &&
-	       !__atomic_compare_exchange_n(stat, &old, value, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
+/* Per bucket: the chain heads (pool indices), four cache lines. */
+static uint32_t (*heads)[CHAINS];
+/* Per bucket and class: the occupied cells, 128 bits. */
+static uint64_t (*occupied)[CLASSES][MASK_WORDS];
+/* Trackers per region hash. */
+static uint32_t *regions;
+#define TABLE_BYTES	(HASH_SIZE * (sizeof(*heads) + sizeof(*occupied)) + \
+			 REGION_COUNTERS * sizeof(*regions))
 
 bool odebug_table_init(void)
 {
-	size_t i;
-	long p;
+	char *p;
 
 	/*
 	 * Mapped only when enabled: a disabled process pays nothing.  The
-	 * chain heads are reserved, not committed: a bucket's line becomes
-	 * resident when its first object is tracked.
+	 * chain heads and masks are reserved, not committed: a bucket's
+	 * lines become resident when its first object is tracked.
 	 */
-	buckets = odebug_map(HASH_SIZE * sizeof(*buckets));
-	p = syscall(SYS_mmap, NULL, HASH_SIZE * sizeof(*heads) + MASK_BYTES,
-		    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		    -1, 0);
-	if (!buckets || p == -1)
+	p = odebug_reserve(TABLE_BYTES);
+	if (!p)
 		return false;
-	heads = (uint32_t (*)[ODEBUG_CHAINS])p;
-#ifndef ODEBUG_KERNEL_TABLE
-	occupied = (uint64_t (*)[CLASSES][2])(p + HASH_SIZE * sizeof(*heads));
+	if (!odebug_buckets_init()) {
+		odebug_unmap(p, TABLE_BYTES);
+		return false;
+	}
+	heads = (uint32_t (*)[CHAINS])p;
+	occupied = (uint64_t (*)[CLASSES][MASK_WORDS])(p + HASH_SIZE * sizeof(*heads));
 	regions = (uint32_t *)(occupied + HASH_SIZE);
-#endif
 	/* Random access over 12 MiB: huge pages spare TLB misses. */
-	madvise((void *)p, HASH_SIZE * sizeof(*heads) + MASK_BYTES, MADV_HUGEPAGE);
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_spin_init(&buckets[i].lock);
+	madvise(p, TABLE_BYTES, MADV_HUGEPAGE);
 	return true;
 }
 
-size_t odebug_table_size(void)
+static size_t bucket_index(uint64_t hash)
 {
-	return HASH_SIZE;
+	return hash >> (64 - ODEBUG_HASH_BITS);
 }
 
-struct odebug_bucket *odebug_bucket_at(size_t index)
+/* The rotation of a chunk's slots over the chains: hash bits below the index. */
+static unsigned int rot_of_hash(uint64_t hash)
 {
-	return &buckets[index];
+	return (unsigned int)(hash >> ROT_SHIFT) & (CHAINS - 1);
 }
 
-#define chunk_hash odebug_chunk_hash
+/* The chunk's class: its rotation's top bits, which pick its mask. */
+static unsigned int class_of_hash(uint64_t hash)
+{
+	return rot_of_hash(hash) >> (ROT_BITS - CLASS_BITS);
+}
+
+static unsigned int rot_of(uintptr_t addr)
+{
+	return rot_of_hash(odebug_chunk_hash(addr));
+}
 
 /*
  * The 32-byte cell of @addr in its chunk: what the occupancy masks record.
@@ -116,28 +153,19 @@ struct odebug_bucket *odebug_bucket_at(size_t index)
  */
 static unsigned int cell_of(uintptr_t addr)
 {
-	return (unsigned int)(addr >> 5) & 127;
-}
-
-#ifndef ODEBUG_KERNEL_TABLE
-/*
- * Six bits of the chunk's hash below the bucket index: the rotation of its
- * slots over the chains.  The top CLASS_BITS of them are its class.
- */
-static unsigned int rot_of(uintptr_t addr)
-{
-	return (unsigned int)(chunk_hash(addr) >> (64 - HASH_BITS - 6)) & 63;
+	return (unsigned int)(addr >> CELL_SHIFT) & LAST_CELL;
 }
 
 /* The 64-byte slot of @addr in its chunk: what picks the chain. */
 static unsigned int slot_of(uintptr_t addr)
 {
-	return (unsigned int)(addr >> 6) & 63;
+	return (unsigned int)(addr >> SLOT_SHIFT) & (CHAINS - 1);
 }
 
 static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
 {
-	return &occupied[b - buckets][rot_of(addr) / CLASS_ROTS][cell_of(addr) >> 6];
+	return &occupied[b - odebug_buckets][class_of_hash(odebug_chunk_hash(addr))]
+			[cell_of(addr) / 64];
 }
 
 /*
@@ -145,9 +173,9 @@ static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
  * rotated, so the same offset in the different chunks of one bucket
  * spreads out.
  */
-unsigned int odebug_chain_of(uintptr_t addr)
+static unsigned int chain_of(uintptr_t addr)
 {
-	return (slot_of(addr) + rot_of(addr)) & (ODEBUG_CHAINS - 1);
+	return (slot_of(addr) + rot_of(addr)) & (CHAINS - 1);
 }
 
 /* 64 cells to the 32 slots they make: bit 2i or 2i+1 set -> bit i. */
@@ -169,7 +197,7 @@ static inline unsigned int first_cell(uintptr_t chunk, uintptr_t start)
 
 static inline unsigned int last_cell(uintptr_t chunk, uintptr_t end)
 {
-	return end - chunk < ODEBUG_CHUNK_SIZE ? cell_of(end - 1) : 127;
+	return end - chunk < ODEBUG_CHUNK_SIZE ? cell_of(end - 1) : LAST_CELL;
 }
 
 /*
@@ -181,8 +209,7 @@ static inline unsigned int last_cell(uintptr_t chunk, uintptr_t end)
 static inline uint64_t cells_in(uint64_t hash, unsigned int first, unsigned int last,
 				uint64_t *hi)
 {
-	const uint64_t *w = occupied[hash >> (64 - HASH_BITS)]
-				    [(hash >> (64 - HASH_BITS - CLASS_BITS)) & (CLASSES - 1)];
+	const uint64_t *w = occupied[bucket_index(hash)][class_of_hash(hash)];
 	uint64_t l = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
 	uint64_t h = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
 
@@ -193,14 +220,14 @@ static inline uint64_t cells_in(uint64_t hash, unsigned int first, unsigned int 
 	if (last < 64)
 		h = 0, l &= ~0ull >> (63 - last);
 	else
-		h &= ~0ull >> (127 - last);
+		h &= ~0ull >> (LAST_CELL - last);
 	*hi = h;
 	return l;
 }
 
 static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned int last)
 {
-	uint64_t hi, lo = cells_in(chunk_hash(chunk), first, last, &hi);
+	uint64_t hi, lo = cells_in(odebug_chunk_hash(chunk), first, last, &hi);
 
 	return lo | hi;
 }
@@ -212,7 +239,7 @@ static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned 
 static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
 				      uintptr_t start, uintptr_t end)
 {
-	unsigned int rot = (unsigned int)(hash >> (64 - HASH_BITS - 6)) & 63;
+	unsigned int rot = rot_of_hash(hash);
 	uint64_t hi, lo = cells_in(hash, first_cell(chunk, start), last_cell(chunk, end), &hi);
 	uint64_t slots;
 
@@ -255,66 +282,18 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
 static void vacate(struct odebug_bucket *b, uintptr_t addr)
 {
 	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r;
+	uint32_t *chains = heads[b - odebug_buckets];
 	uint64_t *w = word_of(b, addr);
 	struct odebug_tracker *t;
 
 	__atomic_fetch_sub(region_of(addr), 1, __ATOMIC_RELAXED);
 	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
-		for (t = odebug_tracker_at(heads[b - buckets][(slot_of(addr) + r) & 63]); t;
+		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
 		     t = odebug_tracker_at(t->hnext))
 			if (cell_of(t->addr) == cell && rot_of(t->addr) / CLASS_ROTS == cls)
 				return;
 	__atomic_store_n(w, *w & ~(1ull << (cell & 63)), __ATOMIC_RELAXED);
 }
-#else
-/* The kernel's table: one chain per bucket, walked whenever it is not empty. */
-unsigned int odebug_chain_of(uintptr_t addr)
-{
-	(void)addr;
-	return 0;
-}
-
-static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
-				      uintptr_t start, uintptr_t end)
-{
-	(void)chunk, (void)start, (void)end;
-	return odebug_load(&buckets[hash >> (64 - HASH_BITS)].count) ? 1 : 0;
-}
-
-static inline unsigned int first_cell(uintptr_t chunk, uintptr_t start)
-{
-	(void)chunk, (void)start;
-	return 0;
-}
-
-static inline unsigned int last_cell(uintptr_t chunk, uintptr_t end)
-{
-	(void)chunk, (void)end;
-	return 0;
-}
-
-static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned int last)
-{
-	(void)first, (void)last;
-	return odebug_load(&odebug_bucket_of(chunk)->count) != 0;
-}
-
-static bool region_empty(uintptr_t addr)
-{
-	(void)addr;
-	return false;
-}
-
-static void occupy(struct odebug_bucket *b, uintptr_t addr)
-{
-	(void)b, (void)addr;
-}
-
-static void vacate(struct odebug_bucket *b, uintptr_t addr)
-{
-	(void)b, (void)addr;
-}
-#endif
 /**
  * odebug_table_visit - the buckets that can hold objects in a range
  * @start, @end:	the range [start, end)
@@ -331,13 +310,9 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
 	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
 	uint64_t chains, hash;
-	size_t i;
 
 	if (chunks > HASH_SIZE) {
-		for (i = 0; i < HASH_SIZE; i++)
-			if (odebug_load(&buckets[i].count) &&
-			    visit(&buckets[i], ALL_CHAINS, start, end, ctx))
-				return;
+		odebug_table_visit_all(ALL_CHAINS, start, end, visit, ctx);
 		return;
 	}
 	for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE) {
@@ -352,9 +327,9 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 			chunk = next - ODEBUG_CHUNK_SIZE;
 			continue;
 		}
-		hash = chunk_hash(chunk);
+		hash = odebug_chunk_hash(chunk);
 		chains = chains_to_walk(hash, chunk, start, end);
-		if (chains && visit(&buckets[hash >> (64 - HASH_BITS)], chains, start, end, ctx))
+		if (chains && visit(&odebug_buckets[bucket_index(hash)], chains, start, end, ctx))
 			return;
 	}
 }
@@ -374,7 +349,7 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 		return chunk_may_hold(chunk, cell_of(start), cell_of(end - 1));
 	if ((last - chunk) >> ODEBUG_CHUNK_SHIFT >= HASH_SIZE)
 		return true;		/* the slow path visits every bucket once */
-	if (chunk_may_hold(chunk, first_cell(chunk, start), 127))
+	if (chunk_may_hold(chunk, first_cell(chunk, start), LAST_CELL))
 		return true;
 	for (chunk += ODEBUG_CHUNK_SIZE; chunk != last; chunk += ODEBUG_CHUNK_SIZE) {
 		if (region_empty(chunk)) {
@@ -385,15 +360,13 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 			chunk = next - ODEBUG_CHUNK_SIZE;
 			continue;
 		}
-		if (chunk_may_hold(chunk, 0, 127))
+		if (chunk_may_hold(chunk, 0, LAST_CELL))
 			return true;
 	}
 	if (chunk != last && region_empty(last))
 		return false;
 	return chunk_may_hold(last, 0, last_cell(last, end));
 }
-
-#define chain_of odebug_chain_of
 
 /* Find the tracker of @addr; the bucket lock is held. */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
@@ -403,7 +376,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 
 	if (!b->count)
 		return NULL;
-	for (t = odebug_tracker_at(heads[b - buckets][chain_of(addr)]); t;
+	for (t = odebug_tracker_at(heads[b - odebug_buckets][chain_of(addr)]); t;
 	     t = odebug_tracker_at(t->hnext)) {
 		if (t->addr == addr)
 			return t;
@@ -416,7 +389,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	uint32_t *head = &heads[b - buckets][chain_of(t->addr)];
+	uint32_t *head = &heads[b - odebug_buckets][chain_of(t->addr)];
 
 	t->hnext = *head;
 	*head = odebug_tracker_index(t);
@@ -424,25 +397,82 @@ void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 	occupy(b, t->addr);
 }
 
+/* @t has been unlinked from its chain: account for it. */
+static void forget(struct odebug_bucket *b, const struct odebug_tracker *t)
+{
+	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
+	vacate(b, t->addr);
+}
+
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	uint32_t *pp = &heads[b - buckets][chain_of(t->addr)];
+	uint32_t *pp = &heads[b - odebug_buckets][chain_of(t->addr)];
 	uint32_t index = odebug_tracker_index(t);
 
 	for (; *pp; pp = &odebug_tracker_at(*pp)->hnext) {
 		if (*pp == index) {
 			*pp = t->hnext;
-			odebug_bucket_forget(b, t);
+			forget(b, t);
 			return;
 		}
 	}
 }
 
-/* @t has been unlinked from its chain: account for it. */
-void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *t)
+/**
+ * odebug_bucket_take - unlink the trackers of a range, up to an active one
+ * @b:		the bucket, locked by the caller
+ * @chains:	the chains to walk, as odebug_table_visit() passed them
+ * @start, @end: the range [start, end)
+ * @taken:	the unlinked trackers are pushed on this list; give it to
+ *		odebug_trackers_put() once the lock is dropped
+ * @visited:	incremented per tracker looked at
+ *
+ * Returns the first ACTIVE tracker whose object starts in the range, still
+ * linked, or NULL when the chains hold no more of the range.
+ */
+struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
+					  uintptr_t start, uintptr_t end,
+					  uint32_t *taken, unsigned long *visited)
 {
-	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
-	vacate(b, t->addr);
+	struct odebug_tracker *t;
+	uint32_t *pp;
+
+	for (; chains; chains &= chains - 1) {
+		for (pp = &heads[b - odebug_buckets][__builtin_ctzll(chains)]; *pp;) {
+			t = odebug_tracker_at(*pp);
+			++*visited;
+			if (t->addr < start || t->addr >= end) {
+				pp = &t->hnext;
+				continue;
+			}
+			if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE)
+				return t;
+			*pp = t->hnext;
+			forget(b, t);
+			t->hnext = *taken;
+			*taken = odebug_tracker_index(t);
+		}
+	}
+	return NULL;
+}
+
+/**
+ * odebug_bucket_each - call @fn on each tracker of @chains in bucket @b
+ *
+ * The caller holds the bucket lock; @fn must not change the chains.  Stops
+ * when @fn returns true, and returns whether it did.
+ */
+bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
+			odebug_tracker_fn fn, void *ctx)
+{
+	struct odebug_tracker *t;
+
+	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
+		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
+		     t; t = odebug_tracker_at(t->hnext))
+			if (fn(t, ctx))
+				return true;
+	return false;
 }
 
 /*
@@ -452,52 +482,21 @@ void odebug_bucket_forget(struct odebug_bucket *b, const struct odebug_tracker *
 void odebug_table_drain(void)
 {
 	size_t i;
-	int c;
+	unsigned int c;
 
 	for (i = 0; i < HASH_SIZE; i++) {
-		struct odebug_bucket *b = &buckets[i];
-		uint32_t taken[ODEBUG_CHAINS];
+		struct odebug_bucket *b = &odebug_buckets[i];
+		uint32_t taken[CHAINS];
 
 		/* Always locked: an unlocked look at count may be stale. */
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
 		memset(heads[i], 0, sizeof(taken));
-#ifndef ODEBUG_KERNEL_TABLE
 		memset(occupied[i], 0, sizeof(occupied[i]));
-#endif
 		b->count = 0;
 		odebug_bucket_unlock(b);
-		for (c = 0; c < ODEBUG_CHAINS; c++) {
-			struct odebug_tracker *t = odebug_tracker_at(taken[c]);
-
-			while (t) {
-				struct odebug_tracker *next = odebug_tracker_at(t->hnext);
-
-				odebug_pool_free(t);
-				t = next;
-			}
-		}
+		for (c = 0; c < CHAINS; c++)
+			odebug_trackers_put(taken[c]);
 	}
-#ifndef ODEBUG_KERNEL_TABLE
 	memset(regions, 0, REGION_COUNTERS * sizeof(*regions));
-#endif
-}
-
-/* fork(): the child must find no lock held by a thread it does not have. */
-void odebug_table_lock_all(void)
-{
-	size_t i;
-
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_bucket_lock(&buckets[i]);
-	odebug_pool_lock();
-}
-
-void odebug_table_unlock_all(void)
-{
-	size_t i;
-
-	odebug_pool_unlock();
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_bucket_unlock(&buckets[i]);
 }

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bucket.c - what both tables (table.c, table-kernel.c) share: the bucket
+ * array and its locks, and the operations that do not depend on how a
+ * bucket chains its trackers.
+ */
+#include "internal.h"
+
+#define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
+
+struct odebug_bucket *odebug_buckets;
+unsigned long odebug_max_chain;
+
+bool odebug_buckets_init(void)
+{
+	size_t i;
+
+	odebug_buckets = odebug_map(HASH_SIZE * sizeof(*odebug_buckets));
+	if (!odebug_buckets)
+		return false;
+	for (i = 0; i < HASH_SIZE; i++)
+		odebug_spin_init(&odebug_buckets[i].lock);
+	return true;
+}
+
+void odebug_stat_max(unsigned long *stat, unsigned long value)
+{
+	unsigned long old = odebug_load(stat);
+
+	while (value > old &&
+	       !__atomic_compare_exchange_n(stat, &old, value, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/**
+ * odebug_table_visit_all - every bucket that holds a tracker, once
+ * @chains:	the chain set passed to @visit (all of them)
+ *
+ * As odebug_table_visit(), for a range with more chunks than there are
+ * buckets, or for a walk of the whole table (the exit-time report).
+ */
+void odebug_table_visit_all(uint64_t chains, uintptr_t start, uintptr_t end,
+			    odebug_visit_fn visit, void *ctx)
+{
+	size_t i;
+
+	for (i = 0; i < HASH_SIZE; i++)
+		if (odebug_load(&odebug_buckets[i].count) &&
+		    visit(&odebug_buckets[i], chains, start, end, ctx))
+			return;
+}
+
+/* Give back to the pool a list of unlinked trackers (no bucket lock held). */
+void odebug_trackers_put(uint32_t list)
+{
+	while (list) {
+		struct odebug_tracker *t = odebug_tracker_at(list);
+
+		list = t->hnext;
+		odebug_pool_free(t);
+	}
+}
+
+void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
+{
+	o->addr = t->addr;
+	o->descr = odebug_tracker_descr(t);
+	o->astate = t->astate;
+	o->state = odebug_tracker_state(t);
+	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
+	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
+}
+
+/* fork(): the child must find no lock held by a thread it does not have. */
+void odebug_table_lock_all(void)
+{
+	size_t i;
+
+	for (i = 0; i < HASH_SIZE; i++)
+		odebug_bucket_lock(&odebug_buckets[i]);
+	odebug_pool_lock();
+}
+
+void odebug_table_unlock_all(void)
+{
+	size_t i;
+
+	odebug_pool_unlock();
+	for (i = 0; i < HASH_SIZE; i++)
+		odebug_bucket_unlock(&odebug_buckets[i]);
+}

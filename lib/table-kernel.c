@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * table-kernel.c - the kernel's table, the benchmarks' baseline: built
+ * instead of table.c with -Dkernel_table=true.
+ *
+ * The same 16384 buckets hashed by 4 KiB chunk (bucket.c), but one chain
+ * per bucket and nothing beside it: the free check walks a bucket's whole
+ * chain whenever the bucket is not empty, as the kernel's
+ * __debug_check_no_obj_freed() does.
+ */
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
+#define ONE_CHAIN	1ull		/* the chain set of a bucket */
+
+/* Per bucket: the chain's head (a pool index). */
+static uint32_t *heads;
+
+bool odebug_table_init(void)
+{
+	heads = odebug_reserve(HASH_SIZE * sizeof(*heads));
+	if (!heads)
+		return false;
+	if (!odebug_buckets_init()) {
+		odebug_unmap(heads, HASH_SIZE * sizeof(*heads));
+		return false;
+	}
+	return true;
+}
+
+static bool bucket_may_hold(struct odebug_bucket *b)
+{
+	return odebug_load(&b->count) != 0;
+}
+
+void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
+	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
+
+	if (chunks > HASH_SIZE) {
+		odebug_table_visit_all(ONE_CHAIN, start, end, visit, ctx);
+		return;
+	}
+	for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE) {
+		struct odebug_bucket *b = odebug_bucket_of(chunk);
+
+		if (bucket_may_hold(b) && visit(b, ONE_CHAIN, start, end, ctx))
+			return;
+	}
+}
+
+bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
+
+	if ((last - chunk) >> ODEBUG_CHUNK_SHIFT >= HASH_SIZE)
+		return true;
+	for (;; chunk += ODEBUG_CHUNK_SIZE) {
+		if (bucket_may_hold(odebug_bucket_of(chunk)))
+			return true;
+		if (chunk == last)
+			return false;
+	}
+}
+
+struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
+{
+	struct odebug_tracker *t;
+	unsigned long cnt = 0;
+
+	if (!b->count)
+		return NULL;
+	for (t = odebug_tracker_at(heads[b - odebug_buckets]); t;
+	     t = odebug_tracker_at(t->hnext)) {
+		if (t->addr == addr)
+			return t;
+		cnt++;
+	}
+	if (cnt > odebug_load(&odebug_max_chain))
+		odebug_stat_max(&odebug_max_chain, cnt);
+	return NULL;
+}
+
+void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
+{
+	uint32_t *head = &heads[b - odebug_buckets];
+
+	t->hnext = *head;
+	*head = odebug_tracker_index(t);
+	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
+}
+
+static void forget(struct odebug_bucket *b)
+{
+	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
+}
+
+void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
+{
+	uint32_t *pp = &heads[b - odebug_buckets];
+	uint32_t index = odebug_tracker_index(t);
+
+	for (; *pp; pp = &odebug_tracker_at(*pp)->hnext) {
+		if (*pp == index) {
+			*pp = t->hnext;
+			forget(b);
+			return;
+		}
+	}
+}
+
+/* See table.c. */
+struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
+					  uintptr_t start, uintptr_t end,
+					  uint32_t *taken, unsigned long *visited)
+{
+	struct odebug_tracker *t;
+	uint32_t *pp;
+
+	if (!(chains & ONE_CHAIN))
+		return NULL;
+	for (pp = &heads[b - odebug_buckets]; *pp;) {
+		t = odebug_tracker_at(*pp);
+		++*visited;
+		if (t->addr < start || t->addr >= end) {
+			pp = &t->hnext;
+			continue;
+		}
+		if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE)
+			return t;
+		*pp = t->hnext;
+		forget(b);
+		t->hnext = *taken;
+		*taken = odebug_tracker_index(t);
+	}
+	return NULL;
+}
+
+bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
+			odebug_tracker_fn fn, void *ctx)
+{
+	struct odebug_tracker *t;
+
+	if (!(chains & ONE_CHAIN))
+		return false;
+	for (t = odebug_tracker_at(heads[b - odebug_buckets]); t; t = odebug_tracker_at(t->hnext))
+		if (fn(t, ctx))
+			return true;
+	return false;
+}
+
+void odebug_table_drain(void)
+{
+	size_t i;
+
+	for (i = 0; i < HASH_SIZE; i++) {
+		struct odebug_bucket *b = &odebug_buckets[i];
+		uint32_t taken;
+
+		odebug_bucket_lock(b);
+		taken = heads[i];
+		heads[i] = 0;
+		b->count = 0;
+		odebug_bucket_unlock(b);
+		odebug_trackers_put(taken);
+	}
+}
