@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test-table.c - the table against brute force (white-box: links the core).
+ *
+ * Random inserts and removals in a 1 MiB arena, clustered in a few 64 KiB
+ * regions and often into a cell that already holds a tracker (what the
+ * occupancy masks must get right when one of two leaves).  After every
+ * step, random ranges are asked of odebug_range_may_hold() and walked with
+ * odebug_table_visit() + odebug_bucket_each(), and both answers compared
+ * with a linear search of the tracked addresses:
+ * - in a contiguous arena no two chunks share a mask, so may_hold is exact
+ *   to the 32-byte cell: true exactly when a tracker starts in the cells
+ *   the range touches (table-kernel.c's answer is per bucket instead);
+ * - the walk finds every tracker in the range, each once.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+#define ARENA		((uintptr_t)0x7e5500000000)
+#define ARENA_SIZE	((uintptr_t)1 << 20)
+#define REGION		((uintptr_t)1 << 16)
+#define MAX_LIVE	400
+#define CELL		32
+
+static struct odebug_tracker *live[MAX_LIVE];
+static size_t nlive;
+static unsigned int seed = 1;
+
+static unsigned long rnd(unsigned long n)
+{
+	unsigned long r = (unsigned long)rand_r(&seed) << 31 | (unsigned long)rand_r(&seed);
+
+	return r % n;
+}
+
+static bool tracked(uintptr_t addr)
+{
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i]->addr == addr)
+			return true;
+	return false;
+}
+
+static void insert(uintptr_t addr)
+{
+	struct odebug_bucket *b = odebug_bucket_of(addr);
+	struct odebug_tracker *t;
+
+	odebug_bucket_lock(b);
+	t = odebug_pool_alloc();
+	assert_non_null(t);
+	t->addr = addr;
+	odebug_insert(b, t);
+	odebug_bucket_unlock(b);
+	live[nlive++] = t;
+}
+
+static void remove_at(size_t i)
+{
+	struct odebug_tracker *t = live[i];
+	struct odebug_bucket *b = odebug_bucket_of(t->addr);
+
+	odebug_bucket_lock(b);
+	odebug_remove(b, t);
+	odebug_bucket_unlock(b);
+	odebug_pool_free(t);
+	live[i] = live[--nlive];
+}
+
+/* A new address: in one of a few regions, often in an occupied cell. */
+static uintptr_t new_addr(const uintptr_t *regions, size_t nregions)
+{
+	uintptr_t a;
+
+	do {
+		if (nlive && rnd(3) == 0)
+			a = (live[rnd(nlive)]->addr & ~(uintptr_t)(CELL - 1)) + 8 * rnd(CELL / 8);
+		else
+			a = ARENA + regions[rnd(nregions)] * REGION + 8 * rnd(REGION / 8);
+	} while (tracked(a));
+	return a;
+}
+
+struct walk {
+	size_t found;
+};
+
+static uintptr_t walk_start, walk_end;
+
+static bool count_one(const struct odebug_tracker *t, void *ctx)
+{
+	struct walk *w = ctx;
+
+	if (t->addr >= walk_start && t->addr < walk_end)
+		w->found++;
+	return false;
+}
+
+static bool visit_bucket(struct odebug_bucket *b, uint64_t chains,
+			 uintptr_t start, uintptr_t end, void *ctx)
+{
+	(void)start, (void)end;
+	odebug_bucket_lock(b);
+	odebug_bucket_each(b, chains, count_one, ctx);
+	odebug_bucket_unlock(b);
+	return false;
+}
+
+static void check_range(uintptr_t start, uintptr_t end)
+{
+	uintptr_t lo = start & ~(uintptr_t)(CELL - 1);
+	uintptr_t hi = ((end - 1) | (CELL - 1)) + 1;
+	size_t in_range = 0, in_cells = 0;
+	struct walk w = { 0 };
+	bool may;
+
+	for (size_t i = 0; i < nlive; i++) {
+		in_range += live[i]->addr >= start && live[i]->addr < end;
+		in_cells += live[i]->addr >= lo && live[i]->addr < hi;
+	}
+	may = odebug_range_may_hold(start, end);
+	if (in_range && !may)
+		fail_msg("may_hold(%#lx, %#lx) said no with %zu trackers in the range",
+			 (unsigned long)start, (unsigned long)end, in_range);
+#ifndef TABLE_KERNEL
+	if (!in_cells && may)
+		fail_msg("may_hold(%#lx, %#lx) said yes with no tracker in its cells",
+			 (unsigned long)start, (unsigned long)end);
+#endif
+	walk_start = start, walk_end = end;
+	odebug_table_visit(start, end, visit_bucket, &w);
+	if (w.found != in_range)
+		fail_msg("the walk of [%#lx, %#lx) found %zu trackers, brute force %zu",
+			 (unsigned long)start, (unsigned long)end, w.found, in_range);
+}
+
+static uintptr_t random_range_start(void)
+{
+	if (nlive && rnd(2))	/* near a tracker: the edges matter */
+		return live[rnd(nlive)]->addr - CELL + rnd(3 * CELL);
+	return ARENA - REGION + rnd(ARENA_SIZE + 2 * REGION);
+}
+
+static uintptr_t random_length(void)
+{
+	switch (rnd(4)) {
+	case 0: return 1 + rnd(64);
+	case 1: return 1 + rnd(ODEBUG_CHUNK_SIZE);
+	case 2: return 1 + rnd(4 * ODEBUG_CHUNK_SIZE);
+	default: return 1 + rnd(ARENA_SIZE);
+	}
+}
+
+static void random_inserts_and_removals_match_brute_force(void **state)
+{
+	/* Four regions used, the rest empty: the region counters' skips. */
+	const uintptr_t regions[] = { 1, 2, 7, 15 };
+
+	(void)state;
+	for (int step = 0; step < 20000; step++) {
+		if (nlive < MAX_LIVE && (nlive < 8 || rnd(100) < 52))
+			insert(new_addr(regions, 4));
+		else
+			remove_at(rnd(nlive));
+		for (int q = 0; q < 8; q++) {
+			uintptr_t start = random_range_start();
+
+			check_range(start, start + random_length());
+		}
+	}
+	while (nlive)
+		remove_at(rnd(nlive));
+	for (int q = 0; q < 1000; q++) {
+		uintptr_t start = random_range_start();
+
+		check_range(start, start + random_length());
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	odebug_options_parse(NULL);
+	assert_true(odebug_table_init());
+	assert_true(odebug_pool_init());
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(random_inserts_and_removals_match_brute_force),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
