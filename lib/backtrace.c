@@ -86,8 +86,8 @@ int odebug_backtrace_skip(void *const *pcs, int n)
 /* origins=1: the caller's stack, stored in the depot. */
 uint32_t odebug_origin_here(void)
 {
-	void *pcs[128 + 16];
-	int n = odebug_backtrace(pcs, (int)odebug_opt.stack_depth + 16);
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
+	int n = odebug_backtrace(pcs, (int)odebug_opt.stack_depth + ODEBUG_FRAME_SLACK);
 	int skip = odebug_backtrace_skip(pcs, n);
 	int keep = n - skip;
 

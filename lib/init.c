@@ -23,7 +23,7 @@ int odebug_mode = ODEBUG_MODE_UNINIT;
  * or API call made under it (from libunwind, dladdr, a signal handler) goes
  * straight through.  Initial-exec: a dynamic TLS access may itself malloc.
  */
-__thread int odebug_guard __attribute__((tls_model("initial-exec")));
+ODEBUG_TLS int odebug_guard;
 
 void odebug_disable(void)
 {
@@ -79,6 +79,9 @@ static enum odebug_mode setup(void)
 	odebug_guard_enter();
 	if (!odebug_table_init() || !odebug_pool_init() ||
 	    (odebug_opt.origins && !odebug_depot_init())) {
+		/* Nothing mapped stays behind (each init undoes its own). */
+		odebug_pool_fini();
+		odebug_table_fini();
 		odebug_guard_exit();
 		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
 		return ODEBUG_MODE_OFF;

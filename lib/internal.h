@@ -17,6 +17,8 @@
 #include "odebug.h"
 
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))
+/* Thread-locals: initial-exec, since a dynamic TLS access may malloc. */
+#define ODEBUG_TLS	__thread __attribute__((tls_model("initial-exec")))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
@@ -26,12 +28,17 @@
 #define odebug_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define odebug_store(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
+/* Limits, each named once. */
+#define ODEBUG_MAX_FRAMES	128	/* stack_depth's maximum */
+#define ODEBUG_FRAME_SLACK	32	/* frames captured beyond it: ours, skipped */
+#define ODEBUG_NOTICE_LIMIT	5	/* lines of one kind of notice printed */
+
 /* Objects are grouped by 4 KiB chunk, whatever the MMU's page size. */
 #define ODEBUG_CHUNK_SHIFT	12
 #define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
 #define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
 
-/* One tracker per tracked address: 32 bytes on LP64. */
+/* One tracker per tracked address: 24 bytes on LP64 (asserted below). */
 struct odebug_tracker {
 	uintptr_t addr;				/* the object's start address */
 	uintptr_t descr_state;			/* descriptor | state (3 bits) */
@@ -46,6 +53,7 @@ struct odebug_tracker {
  */
 #define ODEBUG_STATE_BITS	7u
 _Static_assert(ODEBUG_STATE_MAX <= ODEBUG_STATE_BITS + 1, "states fit in a descriptor's low bits");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 24, "a tracker is 24 bytes");
 
 static inline const struct debug_obj_descr *odebug_tracker_descr(const struct odebug_tracker *t)
 {
@@ -85,7 +93,7 @@ struct odebug_frame {
 /* "init.c": the switch, the re-entry guard, process setup */
 enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON };
 extern int odebug_mode;
-extern __thread int odebug_guard __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS int odebug_guard;
 bool odebug_enable_slow(void);
 void odebug_disable(void);
 
@@ -158,8 +166,9 @@ void odebug_put_json_str(struct odebug_buf *b, const char *s);
 void odebug_flush(struct odebug_buf *b);
 void odebug_message(const char *first, ...) __attribute__((sentinel));
 
-/* "pool.c": trackers, preallocated in mmap'ed slabs */
+/* "pool.c": trackers, in one mapping reserved at start */
 bool odebug_pool_init(void);
+void odebug_pool_fini(void);
 bool odebug_pool_fill(void);
 extern struct odebug_tracker *odebug_pool_base;
 
@@ -251,6 +260,7 @@ static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 
 /* bucket.c */
 bool odebug_buckets_init(void);
+void odebug_buckets_fini(void);
 void odebug_stat_max(unsigned long *stat, unsigned long value);
 extern unsigned long odebug_max_chain;
 /*
@@ -270,6 +280,7 @@ void odebug_table_unlock_all(void);
 
 /* table.c */
 bool odebug_table_init(void);
+void odebug_table_fini(void);
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
 /* With the bucket lock held: */
@@ -321,14 +332,12 @@ bool odebug_suppress_match(const char *type, const char *op,
 bool odebug_depot_init(void);
 uint32_t odebug_depot_save(void *const *pcs, int n);
 int odebug_depot_get(uint32_t id, const uintptr_t **pcs);
-size_t odebug_depot_bytes(void);
 void odebug_depot_lock(void);
 void odebug_depot_unlock(void);
 uint32_t odebug_origin_here(void);
 
 /* "symbolize.c": naming frames (dladdr, and libdw when built with it) */
 void odebug_symbolize(uintptr_t pc, bool is_return, struct odebug_frame *f);
-bool odebug_symbolize_has_libdw(void);
 
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);

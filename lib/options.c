@@ -43,7 +43,7 @@ static const struct option_desc options[] = {
 	    "trackers made ready at start (the pool grows in steps)"),
 	NUM(pool_max, 1UL << 24, 1, 1UL << 32,
 	    "hard cap on trackers; beyond it tracking stops (out of memory)"),
-	NUM(stack_depth, 32, 1, 128,
+	NUM(stack_depth, 32, 1, ODEBUG_MAX_FRAMES,
 	    "frames printed per backtrace"),
 	NUM(selftest, 1, 0, 1,
 	    "run the kernel's selftest at start; on failure stay disabled"),

@@ -26,7 +26,6 @@
 
 #include "internal.h"
 
-#define MAX_FRAMES 128
 
 /* The selftest's descriptor: its reports are counted, never printed. */
 const struct debug_obj_descr *odebug_quiet_descr;
@@ -36,7 +35,7 @@ static odebug_mutex_t report_mutex;
 static int report_owner;	/* tid holding report_mutex, for nesting */
 
 /* Under report_mutex: the culprit's frames and the report's text. */
-static struct odebug_frame frames[MAX_FRAMES];
+static struct odebug_frame frames[ODEBUG_MAX_FRAMES];
 static char text[128 * 1024];
 
 static const char *const state_names[ODEBUG_STATE_MAX] = {
@@ -308,12 +307,12 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 /* The culprit's frames, ours skipped, named. */
 static int collect_frames(bool culprit)
 {
-	void *pcs[MAX_FRAMES + 32];
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	int i, n, first, depth = (int)odebug_opt.stack_depth;
 
 	if (!culprit)
 		return 0;
-	n = odebug_backtrace(pcs, depth + 32);
+	n = odebug_backtrace(pcs, depth + ODEBUG_FRAME_SLACK);
 	first = odebug_backtrace_skip(pcs, n);
 	for (i = first; i < n && i - first < depth; i++)
 		odebug_symbolize((uintptr_t)pcs[i], true, &frames[i - first]);
@@ -395,7 +394,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 	struct odebug_buf b;
 	int nframes;
 
-	if (odebug_inc(&stack_notes) >= 5 || report_owner == odebug_gettid())
+	if (odebug_inc(&stack_notes) >= ODEBUG_NOTICE_LIMIT || report_owner == odebug_gettid())
 		return;
 	odebug_report_lock();
 	nframes = collect_frames(true);
@@ -415,8 +414,9 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 /* --- at exit --------------------------------------------------------- */
 
 /* report_active_at_exit=1: every object still ACTIVE, as "exit active". */
+#define ACTIVE_BATCH	64		/* objects copied per bucket lock */
 struct active_batch {
-	struct odebug_snapshot o[64];
+	struct odebug_snapshot o[ACTIVE_BATCH];
 	size_t got, seen, skip;
 };
 
@@ -428,10 +428,10 @@ static bool collect_active(const struct odebug_tracker *t, void *ctx)
 	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || a->seen++ < a->skip)
 		return false;
 	odebug_tracker_snapshot(&a->o[a->got++], t);
-	return a->got == 64;
+	return a->got == ACTIVE_BATCH;
 }
 
-/* One bucket, 64 objects per visit: no report is made under its lock. */
+/* One bucket, ACTIVE_BATCH objects at a time: no report under its lock. */
 static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 				 uintptr_t start, uintptr_t end, void *ctx)
 {
@@ -448,7 +448,7 @@ static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 		for (k = 0; k < a->got; k++)
 			report(&a->o[k], "exit", false);
 		a->skip += a->got;
-	} while (a->got == 64);
+	} while (a->got == ACTIVE_BATCH);
 	return false;
 }
 

@@ -19,6 +19,10 @@
 
 #include "internal.h"
 
+/* The log file's descriptor is moved at or above this, out of the way of
+ * programs that assume small numbers (dup2 onto 3, select() sets). */
+#define FD_FLOOR	512
+
 static int log_fd = -1;
 static pid_t log_pid;
 static dev_t log_dev;
@@ -58,7 +62,7 @@ static void open_log(void)
 			       "); reports go to stderr", (char *)NULL);
 		return;
 	}
-	high = fcntl(fd, F_DUPFD_CLOEXEC, 512);
+	high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
 	if (high >= 0) {
 		close(fd);
 		fd = high;

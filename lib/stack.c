@@ -15,11 +15,10 @@
 
 #include "internal.h"
 
-#define TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* This thread's stack, looked up once (stack_hi == 1: unknown). */
-static TLS uintptr_t stack_lo, stack_hi;
-static TLS int exit_watched;
+static ODEBUG_TLS uintptr_t stack_lo, stack_hi;
+static ODEBUG_TLS int exit_watched;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 

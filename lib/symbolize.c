@@ -184,13 +184,3 @@ void odebug_symbolize(uintptr_t pc, bool is_return, struct odebug_frame *f)
 #endif
 	odebug_guard_exit();
 }
-
-/* Was libdw loaded (for the test that a quiet process never loads it)? */
-bool odebug_symbolize_has_libdw(void)
-{
-#ifdef ODEBUG_HAVE_LIBDW
-	return dw_state > 0;
-#else
-	return false;
-#endif
-}

@@ -34,7 +34,7 @@ void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 size_t (*odebug_next_usable_size)(void *p);
 size_t odebug_page_size = 4096;
 
-static __thread int resolving __attribute__((tls_model("initial-exec")));
+static ODEBUG_TLS int resolving;
 
 static void *next(const char *name)
 {

@@ -15,6 +15,6 @@ extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 				   int flags, void *new_addr);
 extern size_t (*odebug_next_usable_size)(void *p);
 extern size_t odebug_page_size;
-extern __thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS int odebug_free_reached;
 
 #endif
