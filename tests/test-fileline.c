@@ -54,11 +54,12 @@ static void report_names_static_function_and_line(void **state)
 	free(out);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report_names_static_function_and_line),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

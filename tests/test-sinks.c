@@ -453,7 +453,7 @@ static void quiet_process_never_loads_libdw(void **state)
 	free(out);
 }
 
-int main(int argc, char **argv)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(log_path_writes_prefix_dot_pid_mode_0600),

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "test-main.h"
 
 /* Bytes mapped, from /proc/self/maps; no allocation. */
 static unsigned long mapped_bytes(void)
@@ -77,11 +78,12 @@ static void failed_depot_leaves_nothing_mapped(void **state)
 	assert_int_equal(after, before);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(failed_depot_leaves_nothing_mapped),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
