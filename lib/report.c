@@ -418,19 +418,24 @@ static size_t format(const struct report *r)
 {
 	size_t cap = odebug_sink_limit();
 	struct odebug_buf b;
-	int limit = ODEBUG_MAX_FRAMES;
+	int lo = 0, hi = ODEBUG_MAX_FRAMES, limit = hi;
 
 	if (cap > sizeof(text))
 		cap = sizeof(text);
+	/* The most frames per stack that fit: lo always does, hi + 1 never. */
 	for (;;) {
 		odebug_buf_init_mem(&b, text, cap);
 		if (json)
 			format_json(&b, r, limit);
 		else
 			format_text(&b, r, limit);
-		if (b.len < b.cap || !limit)
+		if (b.len < b.cap)
+			lo = limit;
+		else
+			hi = limit - 1;
+		if (lo == hi && limit == lo)
 			return b.len;
-		limit /= 2;
+		limit = lo == hi ? lo : (lo + hi + 1) / 2;
 	}
 }
 

@@ -48,7 +48,14 @@ struct module {
 /* Under the report lock: this report's modules, strings and exchange. */
 static struct module modules[MAX_MODULES];
 static int nmodules;
-static char strings[64 * 1024];
+/*
+ * Room for every string a report can name: two per frame (function, file)
+ * for three stacks and the hint, plus addr2line's frames of one stack
+ * gathered before they are put in order.  Nothing is ever cut for lack
+ * of room.
+ */
+#define MAX_NAMED ((3 * ODEBUG_MAX_FRAMES + 4) + 2 * ODEBUG_MAX_FRAMES)
+static char strings[MAX_NAMED * 2 * (NAME_CAP + 1)];
 static size_t strings_len;
 static char io[128 * 1024];		/* requests, then answers */
 static char maps_buf[4096], line[PATH_CAP + 128];
