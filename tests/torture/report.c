@@ -18,6 +18,8 @@
  *				64 KiB makecontext stack and a 32 KiB thread
  *				stack, each with a guard mapping below; prints
  *				the deepest stack use seen
+ *   torture-report cost N	(not a test) the time of the first report and
+ *				the mean of N more, for BENCHMARKS.md
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -442,6 +444,22 @@ static void small_stack(void)
 	}
 }
 
+/* --- what a report costs (BENCHMARKS.md) ------------------------------- */
+
+static void cost(long n)
+{
+	double t0 = now(), t1, t2;
+	long i;
+
+	free_active();
+	t1 = now();
+	for (i = 0; i < n; i++)
+		free_active();
+	t2 = now();
+	printf("cost: first report %.1f ms, then %.3f ms per report (%ld reports)\n",
+	       (t1 - t0) * 1e3, (t2 - t1) * 1e3 / (double)(n ? n : 1), n);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -461,6 +479,8 @@ int main(int argc, char **argv)
 		signal_localtime();
 	else if (!strcmp(what, "small-stack"))
 		small_stack();
+	else if (!strcmp(what, "cost") && argc > 2)
+		cost(atol(argv[2]));
 	else {
 		printf("usage: torture-report loader-lock MODULE | signal-lock | signal-malloc |"
 		       " signal-localtime | small-stack\n");
