@@ -16,6 +16,7 @@
  * guards the symboliser.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -484,7 +485,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	struct report r = { .o = o, .op = op };
 	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
-	int npcs = 0;
+	int npcs = 0, saved_errno;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
@@ -511,6 +512,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	if (o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
 
+	saved_errno = errno;	/* the symboliser's system calls may fail */
 	odebug_report_lock();
 	odebug_symbolize_begin();
 	if (rules) {
@@ -539,6 +541,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	}
 out:
 	odebug_report_unlock();
+	errno = saved_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
 	if (!suppressed)
@@ -565,7 +568,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 {
 	void *pcs[ODEBUG_MAX_FRAMES + OWN_FRAMES];
 	struct odebug_buf b;
-	int npcs, nframes;
+	int npcs, nframes, saved_errno = errno;
 
 	if (in_report || odebug_inc(&stack_notes) >= 5)
 		return;
@@ -585,6 +588,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 	put_text_stack(&b, NULL, frames, nframes, ODEBUG_MAX_FRAMES);
 	odebug_sink_write(text, b.len);
 	odebug_report_unlock();
+	errno = saved_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
 }

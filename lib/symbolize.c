@@ -482,9 +482,7 @@ static bool ask_llvm(const uintptr_t *pcs, const uintptr_t *look, int n, struct 
 		odebug_putc(&b, '\n');
 		asked++;
 	}
-	if (b.len == b.cap || !llvm_ready())
-		return false;
-	if (!asked)
+	if (!asked || b.len == b.cap || !llvm_ready())
 		return false;
 	req_len = b.len;
 	/* The request is copied out before the answer overwrites io. */
