@@ -170,6 +170,24 @@ static void without_symbolizer_frames_are_module_offsets(void **state)
 	free(out);
 }
 
+/* A symboliser that cannot be run: module+offset, nothing else changes. */
+static void missing_symbolizer_falls_back(void **state)
+{
+	int status;
+	char *out = run_child(argv0, "report", &status, "ODEBUG=1",
+			      "ODEBUG_OPTIONS=symbolizer=/nonexistent/llvm-symbolizer", NULL);
+	char *frame;
+
+	(void)state;
+	assert_int_equal(status, 0);
+	frame = line_with(out, "    #0 0x");
+	assert_non_null(frame);
+	assert_non_null(strstr(frame, " in ?? ("));
+	assert_non_null(strstr(frame, "/test-fileline+0x"));
+	free(frame);
+	free(out);
+}
+
 /* symbolizer=/usr/bin/addr2line: names and lines, no +offset. */
 static void addr2line_names_frames(void **state)
 {
@@ -240,6 +258,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(inlined_call_is_a_frame_of_its_own),
 		cmocka_unit_test(report_loads_nothing),
 		cmocka_unit_test(without_symbolizer_frames_are_module_offsets),
+		cmocka_unit_test(missing_symbolizer_falls_back),
 		cmocka_unit_test(addr2line_names_frames),
 		cmocka_unit_test(symbolizer_environment_is_scrubbed),
 	};
