@@ -13,7 +13,9 @@
  * max_reports are printed whole (text or JSON, to the sink), later ones
  * print nothing.  Then abort_on_error or halt_on_error act.  Called with no
  * lock of ours held; reports are serialised by the report lock, which also
- * guards the symboliser.
+ * guards the symboliser and the static buffers below.  What may run here
+ * (no malloc, stdio, locale or timezone code, no loader call under the
+ * lock, a few KiB of the caller's stack): RELIABILITY.md, "The report path".
  */
 #define _GNU_SOURCE
 #include <errno.h>
