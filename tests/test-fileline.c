@@ -146,7 +146,16 @@ static void child(const char *name)
 {
 	char *block = malloc(64);
 
-	(void)name;
+	if (!strcmp(name, "inline")) {
+		static char obj[16];
+
+		debug_object_init(obj, &repair_descr);
+		debug_object_activate(obj, &repair_descr);
+		inline_caller(obj);
+		fprintf(stderr, "warnings=%lu suppressed=%lu\n",
+			(unsigned long)stats_now().warnings, (unsigned long)stats_now().suppressed);
+		return;
+	}
 	debug_object_init(block, &repair_descr);
 	debug_object_activate(block, &repair_descr);
 	hidden_culprit(block);
@@ -167,6 +176,26 @@ static void without_symbolizer_frames_are_module_offsets(void **state)
 	assert_non_null(strstr(frame, " in ?? ("));
 	assert_non_null(strstr(frame, "/test-fileline+0x"));
 	free(frame);
+	free(out);
+}
+
+/* func: rules match inlined frames too. */
+static void func_rule_matches_an_inlined_frame(void **state)
+{
+	char path[] = "/tmp/odebug-inl.XXXXXX", opt[128];
+	int fd = mkstemp(path), status;
+	char *out;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "func:inlined_cul*\n", 18), 18);
+	close(fd);
+	snprintf(opt, sizeof(opt), "ODEBUG_OPTIONS=suppressions=%s", path);
+	out = run_child(argv0, "inline", &status, "ODEBUG=1", opt, NULL);
+	unlink(path);
+	assert_int_equal(status, 0);
+	assert_null(strstr(out, "ODEBUG: activate active"));
+	assert_non_null(strstr(out, "warnings=1 suppressed=1"));
 	free(out);
 }
 
@@ -258,6 +287,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(inlined_call_is_a_frame_of_its_own),
 		cmocka_unit_test(report_loads_nothing),
 		cmocka_unit_test(without_symbolizer_frames_are_module_offsets),
+		cmocka_unit_test(func_rule_matches_an_inlined_frame),
 		cmocka_unit_test(missing_symbolizer_falls_back),
 		cmocka_unit_test(addr2line_names_frames),
 		cmocka_unit_test(symbolizer_environment_is_scrubbed),
