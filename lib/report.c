@@ -472,6 +472,53 @@ static int name_origin(uint32_t id, struct odebug_frame *out)
 	return n ? name_stack(pcs, n, out) : 0;
 }
 
+/*
+ * func: rules need the frames' names, and naming costs a round trip to the
+ * symboliser (about 0.5 ms): a stack's verdict is remembered by its raw
+ * addresses, type and op, so a suppressed report that repeats costs no
+ * naming.  (A module unloaded and another mapped at the same addresses
+ * would inherit a verdict: the cache is small, and such a report is rare.)
+ * Under the report lock.
+ */
+#define VERDICTS 64
+static struct {
+	uint64_t key;
+	bool suppressed;
+} verdicts[VERDICTS];
+
+static uint64_t stack_key(const struct odebug_snapshot *o, const char *op,
+			  void *const *pcs, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int i;
+
+	h = (h ^ (uintptr_t)o->descr->name) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)op) * 0x100000001b3ull;
+	for (i = 0; i < n; i++)
+		h = (h ^ (uintptr_t)pcs[i]) * 0x100000001b3ull;
+	return h | 1;	/* 0: an empty slot */
+}
+
+static bool is_suppressed(const struct odebug_snapshot *o, const char *op,
+			  void *const *pcs, int npcs, int *nframes)
+{
+	uint64_t key;
+	unsigned int slot;
+	bool verdict;
+
+	if (!odebug_suppress_needs_frames())
+		return odebug_suppress_match(o->descr->name, op, NULL, 0);
+	key = stack_key(o, op, pcs, npcs);
+	slot = (unsigned int)(key >> 32) % VERDICTS;
+	if (verdicts[slot].key == key)
+		return verdicts[slot].suppressed;
+	*nframes = name_stack(pcs, npcs, frames);
+	verdict = odebug_suppress_match(o->descr->name, op, frames, *nframes);
+	verdicts[slot].key = key;
+	verdicts[slot].suppressed = verdict;
+	return verdict;
+}
+
 /* abort_on_error / halt_on_error, after a counted, unsuppressed report. */
 static void act_on_error(void)
 {
@@ -518,11 +565,9 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	odebug_report_lock();
 	odebug_symbolize_begin();
 	if (rules) {
-		if (odebug_suppress_needs_frames())
-			r.nframes = name_stack(pcs, npcs, frames);
-		if (odebug_suppress_match(o->descr->name, op, frames, r.nframes)) {
+		suppressed = is_suppressed(o, op, pcs, npcs, &r.nframes);
+		if (suppressed) {
 			odebug_inc(&odebug_suppressed);
-			suppressed = true;
 			goto out;
 		}
 	}

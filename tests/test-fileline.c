@@ -146,6 +146,19 @@ static void child(const char *name)
 {
 	char *block = malloc(64);
 
+	if (!strcmp(name, "repeat")) {
+		int i;
+
+		for (i = 0; i < 10; i++) {
+			block = malloc(64);
+			debug_object_init(block, &repair_descr);
+			debug_object_activate(block, &repair_descr);
+			hidden_culprit(block);
+		}
+		fprintf(stderr, "warnings=%lu suppressed=%lu\n",
+			(unsigned long)stats_now().warnings, (unsigned long)stats_now().suppressed);
+		return;
+	}
 	if (!strcmp(name, "inline")) {
 		static char obj[16];
 
@@ -196,6 +209,53 @@ static void func_rule_matches_an_inlined_frame(void **state)
 	assert_int_equal(status, 0);
 	assert_null(strstr(out, "ODEBUG: activate active"));
 	assert_non_null(strstr(out, "warnings=1 suppressed=1"));
+	free(out);
+}
+
+/*
+ * A func: rule's verdict on a stack is remembered: ten reports from one
+ * call site ask the symboliser for one stack's names, not ten (a fake
+ * symboliser records the requests).
+ */
+static void func_rule_verdict_is_remembered_per_stack(void **state)
+{
+	char dir[] = "/tmp/odebug-verdict.XXXXXX", fake[128], reqs[160], supp[160];
+	char opt[400], line[512];
+	int status, lines = 0;
+	char *out;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(fake, sizeof(fake), "%s/llvm-symbolizer", dir);
+	snprintf(reqs, sizeof(reqs), "%s/requests", dir);
+	snprintf(supp, sizeof(supp), "%s/supp", dir);
+	f = fopen(fake, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\nwhile read -r l; do echo \"$l\" >> %s; printf '??\\n\\n'; done\n",
+		reqs);
+	fclose(f);
+	chmod(fake, 0755);
+	f = fopen(supp, "w");
+	assert_non_null(f);
+	fputs("func:no_such_function\n", f);
+	fclose(f);
+	snprintf(opt, sizeof(opt), "ODEBUG_OPTIONS=max_reports=0:symbolizer=%s:suppressions=%s",
+		 fake, supp);
+	out = run_child(argv0, "repeat", &status, "ODEBUG=1", opt, NULL);
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "warnings=10 suppressed=0"));
+	f = fopen(reqs, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		lines++;
+	fclose(f);
+	/* One stack of about 8 frames; ten would be 80. */
+	assert_true(lines > 0 && lines <= 32);
+	unlink(reqs);
+	unlink(supp);
+	unlink(fake);
+	rmdir(dir);
 	free(out);
 }
 
@@ -288,6 +348,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(report_loads_nothing),
 		cmocka_unit_test(without_symbolizer_frames_are_module_offsets),
 		cmocka_unit_test(func_rule_matches_an_inlined_frame),
+		cmocka_unit_test(func_rule_verdict_is_remembered_per_stack),
 		cmocka_unit_test(missing_symbolizer_falls_back),
 		cmocka_unit_test(addr2line_names_frames),
 		cmocka_unit_test(symbolizer_environment_is_scrubbed),
