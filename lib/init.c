@@ -89,8 +89,8 @@ static enum odebug_mode setup(void)
 	odebug_backtrace_init();
 	odebug_stack_init();
 	odebug_suppress_init();
+	odebug_report_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	odebug_exe_path();
 	odebug_guard_exit();
 
 	__atomic_store_n(&odebug_mode, ODEBUG_MODE_ON, __ATOMIC_RELEASE);

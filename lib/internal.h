@@ -79,15 +79,24 @@ struct odebug_snapshot {
 	uint32_t init_stack, activate_stack;
 };
 
-/* A frame, named (strings copied; empty when unknown). */
+/* The most frames a stack is captured or printed with (stack_depth's max). */
+#define ODEBUG_MAX_FRAMES 128
+
+/*
+ * A frame, named.  Strings live in symbolize.c until the next report ("",
+ * never NULL, when unknown).  An inlined call is a frame of its own, with
+ * the address of the code it was inlined into.
+ */
 struct odebug_frame {
 	uintptr_t pc;
 	const char *module;		/* NULL when unknown */
 	uintptr_t module_off;
-	uintptr_t func_off;
+	uintptr_t func_off;		/* when has_off */
+	const char *func;
+	const char *file;
 	unsigned int line;
-	char func[128];
-	char file[256];
+	bool inlined;
+	bool has_off;
 };
 
 /* "init.c": the switch, the re-entry guard, process setup */
@@ -128,6 +137,7 @@ struct odebug_options {
 	char log_path[ODEBUG_OPT_STRLEN];
 	char log_format[ODEBUG_OPT_STRLEN];
 	char suppressions[ODEBUG_OPT_STRLEN];
+	char symbolizer[ODEBUG_OPT_STRLEN];
 	unsigned long exitcode;
 	unsigned long abort_on_error;
 	unsigned long halt_on_error;
@@ -146,7 +156,6 @@ void odebug_unmap(void *addr, size_t size);
 void odebug_write(int fd, const char *buf, size_t len);
 int odebug_gettid(void);
 const char *odebug_getenv(const char *name);
-const char *odebug_exe_path(void);
 
 /* "fmt.c": formatting into a fixed buffer, flushed with write(2) */
 struct odebug_buf {
@@ -163,6 +172,7 @@ void odebug_put_hex(struct odebug_buf *b, uintptr_t v);
 void odebug_put_dec(struct odebug_buf *b, unsigned long v);
 void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width);
 void odebug_put_json_str(struct odebug_buf *b, const char *s);
+void odebug_civil_from_days(long days, int *year, unsigned int *month, unsigned int *day);
 void odebug_flush(struct odebug_buf *b);
 void odebug_message(const char *first, ...) __attribute__((sentinel));
 
@@ -312,6 +322,7 @@ bool odebug_range_tracked(uintptr_t start, uintptr_t end);
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern const struct debug_obj_descr *odebug_quiet_descr;
+void odebug_report_init(void);
 void odebug_report_lock(void);
 void odebug_report_unlock(void);
 void odebug_report_child(void);
@@ -319,6 +330,7 @@ void odebug_report_at_exit(void);
 
 /* "sink.c": stderr, a log file, or syslog */
 void odebug_sink_write(const char *text, size_t len);
+size_t odebug_sink_limit(void);
 
 /* "suppress.c" */
 void odebug_suppress_init(void);
@@ -336,8 +348,25 @@ void odebug_depot_lock(void);
 void odebug_depot_unlock(void);
 uint32_t odebug_origin_here(void);
 
-/* "symbolize.c": naming frames (dladdr, and libdw when built with it) */
-void odebug_symbolize(uintptr_t pc, bool is_return, struct odebug_frame *f);
+/* "symbolize.c": naming frames (an external symboliser; see there) */
+void odebug_symbolize_begin(void);
+int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
+		     struct odebug_frame *out, int max);
+void odebug_symbolize_child(void);
+bool odebug_symbolize_running(void);
+
+/* "helper.c": a helper process on a socket, started without fork() */
+struct odebug_helper {
+	int pid, fd, owner;
+	unsigned long dev, ino;
+};
+bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const *argv);
+bool odebug_helper_alive(struct odebug_helper *h);
+void odebug_helper_stop(struct odebug_helper *h);
+bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len,
+			char *out, size_t cap, size_t *len,
+			bool (*done)(const char *text, size_t len, void *ctx), void *ctx,
+			int timeout_ms, bool shut);
 
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);

@@ -57,6 +57,8 @@ static const struct option_desc options[] = {
 	    "text, or json (one object per line per report)"),
 	STR(suppressions, "", NULL,
 	    "file of type:, op: and func: patterns whose reports are not printed"),
+	STR(symbolizer, "", NULL,
+	    "program naming frames: llvm-symbolizer or addr2line (found in PATH when empty), or none"),
 	NUM(exitcode, 0, 0, 255,
 	    "exit status at normal exit when a report was made (0: unchanged)"),
 	NUM(abort_on_error, 0, 0, 1,

@@ -80,18 +80,3 @@ const char *odebug_getenv(const char *name)
 {
 	return secure_getenv(name);
 }
-
-/* The executable's path, for frames dladdr names with "" (read once). */
-const char *odebug_exe_path(void)
-{
-	static char path[512];
-	static int done;
-
-	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		path[n > 0 ? n : 0] = '\0';
-		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	}
-	return path;
-}

@@ -115,6 +115,13 @@ static void child(const char *name)
 		fprintf(stderr, "libdw loaded=%d\n", dw);
 		if (maps)
 			fclose(maps);
+		/* Nor is a symboliser started (/proc/PID/task/TID/children). */
+		snprintf(line, sizeof(line), "/proc/self/task/%d/children", (int)getpid());
+		maps = fopen(line, "r");
+		fprintf(stderr, "children=%s\n",
+			maps && fgets(line, sizeof(line), maps) ? line : "none");
+		if (maps)
+			fclose(maps);
 	}
 }
 
