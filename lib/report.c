@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "internal.h"
 
 #define MAX_FRAMES 128
@@ -88,6 +89,23 @@ static void put_thread_line(struct odebug_buf *b)
 	odebug_puts(b, ") of pid ");
 	odebug_put_dec(b, (unsigned long)getpid());
 	odebug_putc(b, '\n');
+}
+
+/* A held built-in lock's owner, as glibc shows it (0: none). */
+static int owner_of(const struct odebug_snapshot *o)
+{
+	return odebug_builtin_owner(o);
+}
+
+static void put_owner(struct odebug_buf *b, const struct odebug_snapshot *o)
+{
+	int tid = owner_of(o);
+
+	if (tid) {
+		odebug_puts(b, "ODEBUG: owner: thread ");
+		odebug_put_dec(b, (unsigned long)tid);
+		odebug_putc(b, '\n');
+	}
 }
 
 /* "name+0xoff", or the address itself. */
@@ -261,6 +279,7 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 		put_symbol(b, &h);
 		odebug_putc(b, '\n');
 		put_thread_line(b);
+		put_owner(b, o);
 		put_stack(b, frames, nframes);
 		put_origin(b, o->init_stack, "object initialised at", NULL);
 		put_origin(b, o->activate_stack, "object activated at", NULL);
@@ -295,6 +314,10 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 	odebug_put_json_str(b, name);
 	odebug_puts(b, "},\"pid\":");
 	odebug_put_dec(b, (unsigned long)getpid());
+	if (owner_of(o)) {
+		odebug_puts(b, ",\"owner\":");
+		odebug_put_dec(b, (unsigned long)owner_of(o));
+	}
 	odebug_puts(b, ",\"time\":");
 	put_json_time(b);
 	odebug_puts(b, ",\"frames\":[");
