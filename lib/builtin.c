@@ -213,18 +213,11 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 		t->astate = op != BOP_LOCK;
 		break;
-	case BOP_ARRIVE:
+	case BOP_ARRIVE:	/* @arg: arrivals in this round with ours, 0: the last */
 		if (state == ODEBUG_STATE_DESTROYED)
 			break;
-		if (state != ODEBUG_STATE_ACTIVE)
-			t->astate = 0;
-		if (t->astate + 1 >= arg) {	/* the last one releases them all */
-			t->astate = 0;
-			odebug_tracker_set_state(t, ODEBUG_STATE_INACTIVE);
-		} else {
-			t->astate++;
-			odebug_tracker_set_state(t, ODEBUG_STATE_ACTIVE);
-		}
+		t->astate = arg;
+		odebug_tracker_set_state(t, arg ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE);
 		break;
 	case BOP_UNLOCK:
 	case BOP_RDUNLOCK:

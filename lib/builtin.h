@@ -47,7 +47,7 @@ enum odebug_bop {
 	BOP_WAIT,	/* -> ACTIVE, one more waiter */
 	BOP_WAKE_ONE,	/* one waiter less (never below zero) */
 	BOP_WAKE_ALL,	/* no waiter left: INACTIVE */
-	BOP_ARRIVE,	/* barrier: one more waiter, the arg-th releases all */
+	BOP_ARRIVE,	/* barrier: arg waiters (0: the last arrived, all go) */
 	BOP_RESET,	/* -> INIT, no reader or waiter */
 };
 /* Returned by a step on an address tracked with another descriptor. */

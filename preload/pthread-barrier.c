@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread-barrier.c - the pthread_barrier_* interposers.  Waiting is
- * ACTIVE, counting arrivals; the arrival glibc waits for (its count, read
- * from the barrier) releases them all, before any of them returns, so the
- * barrier can be destroyed right after the last wait.
+ * ACTIVE, counting arrivals (as glibc's barrier shows them); the last
+ * arrival releases them all before any of them returns, so the barrier
+ * can be destroyed right after the last wait.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,10 +14,19 @@
 #define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
 #define D (&odebug_barrier_descr)
 
-/* glibc's count: the third unsigned int of struct pthread_barrier. */
-static unsigned int count_of(const pthread_barrier_t *b)
+/*
+ * glibc's struct pthread_barrier: in (arrivals so far), current_round (in
+ * at the start of this round), count.  Ours is arrival number
+ * in - current_round + 1 of the round; the count-th releases all (0).
+ */
+static unsigned int arrival_of(const pthread_barrier_t *b)
 {
-	return ((const unsigned int *)(const void *)b)[2];
+	const unsigned int *w = (const unsigned int *)(const void *)b;
+	unsigned int in = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+	unsigned int round = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+	unsigned int n = in >= round ? in - round + 1 : 1;
+
+	return w[2] && n % w[2] ? n % w[2] : 0;
 }
 
 ODEBUG_INLINE int barrier_init(int (*next)(pthread_barrier_t *, const pthread_barrierattr_t *,
@@ -57,7 +66,7 @@ ODEBUG_INLINE int barrier_wait(int (*next)(pthread_barrier_t *), pthread_barrier
 	if (likely(!ON))
 		return next(b);
 	saved = errno;
-	odebug_b_use(b, D, BOP_ARRIVE, count_of(b), "wait");
+	odebug_b_use(b, D, BOP_ARRIVE, arrival_of(b), "wait");
 	errno = saved;
 	return next(b);
 }

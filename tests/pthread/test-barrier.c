@@ -1,1 +1,96 @@
-int main(void){return 0;}
+/* SPDX-License-Identifier: MIT */
+/* pthread_barrier, the built-in type: issue 13's rows for barriers. */
+#define _GNU_SOURCE
+#include "pt.h"
+
+int barrier_wait_225(pthread_barrier_t *b);
+__asm__(".symver barrier_wait_225,pthread_barrier_wait@GLIBC_2.2.5");
+
+static void *arrive(void *arg)
+{
+	pthread_barrier_wait(arg);
+	return NULL;
+}
+
+static void free_and_init_with_a_waiter_are_reported(void **state)
+{
+	pthread_barrier_t *b = calloc(1, sizeof(*b));
+	pthread_t t;
+
+	(void)state;
+	pthread_barrier_init(b, NULL, 2);
+	pthread_create(&t, NULL, arrive, b);
+	wait_state(b, ODEBUG_STATE_ACTIVE);
+	EXPECT_REPORT(debug_check_no_obj_freed(b, sizeof(*b)),
+		      "ODEBUG: free active (active state 1)", "pthread_barrier");
+	/* Untracked now; the last arrival (through the 2.2.5 node) releases it. */
+	barrier_wait_225(b);
+	pthread_join(t, NULL);
+	pthread_create(&t, NULL, arrive, b);
+	wait_state(b, ODEBUG_STATE_ACTIVE);
+	EXPECT_REPORT(debug_check_no_obj_freed(b, sizeof(*b)), "ODEBUG: free active");
+	pthread_barrier_wait(b);
+	pthread_join(t, NULL);
+	free(b);
+}
+
+static void destroy_with_a_waiter_is_reported(void **state)
+{
+	pthread_barrier_t *b = calloc(1, sizeof(*b));
+	pthread_t t;
+
+	(void)state;
+	pthread_barrier_init(b, NULL, 2);
+	pthread_create(&t, NULL, arrive, b);
+	wait_state(b, ODEBUG_STATE_ACTIVE);
+	EXPECT_REPORT(pthread_barrier_init(b, NULL, 2), "ODEBUG: init active", "pthread_barrier");
+	/* The re-initialised barrier strands the waiter: arrive twice more. */
+	pthread_create(&t, NULL, arrive, b);
+	pthread_barrier_wait(b);
+	pthread_join(t, NULL);
+	free(b);
+}
+
+static void use_of_destroyed_barrier_is_reported(void **state)
+{
+	pthread_barrier_t *b = calloc(1, sizeof(*b));
+
+	(void)state;
+	pthread_barrier_init(b, NULL, 1);
+	pthread_barrier_wait(b);
+	pthread_barrier_destroy(b);
+	EXPECT_REPORT(pthread_barrier_destroy(b), "ODEBUG: destroy destroyed", "pthread_barrier");
+	free(b);
+}
+
+static void destroy_and_free_right_after_the_last_wait_are_silent(void **state)
+{
+	(void)state;
+	for (int round = 0; round < 20; round++) {
+		pthread_barrier_t *b = malloc(sizeof(*b));
+		pthread_t t[3];
+
+		EXPECT_SILENT({
+			pthread_barrier_init(b, NULL, 4);
+			for (int i = 0; i < 3; i++)
+				pthread_create(&t[i], NULL, arrive, b);
+			pthread_barrier_wait(b);
+			pthread_barrier_destroy(b);	/* glibc waits for the others to leave */
+			free(b);
+			for (int i = 0; i < 3; i++)
+				pthread_join(t[i], NULL);
+		});
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(free_and_init_with_a_waiter_are_reported),
+		cmocka_unit_test(destroy_with_a_waiter_is_reported),
+		cmocka_unit_test(use_of_destroyed_barrier_is_reported),
+		cmocka_unit_test(destroy_and_free_right_after_the_last_wait_are_silent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
