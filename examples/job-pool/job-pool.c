@@ -106,10 +106,10 @@ int main(void)
 	pthread_create(&r, NULL, reporter, j1);
 	pthread_create(&w, NULL, worker, j1);
 	sem_wait(&job1_freed);
-	j2 = job_new(2);		/* often job 1's memory again */
+	pthread_join(w, NULL);		/* its exit hands job 1's memory back */
+	j2 = job_new(2);		/* ... to the next job of the same size */
 	pthread_create(&w2, NULL, worker2, j2);
 	pthread_join(r, NULL);
-	pthread_join(w, NULL);
 	pthread_join(w2, NULL);
 	printf("job %d: %s\n", j2->id, j2->result);
 	pthread_mutex_destroy(&j2->lock);
