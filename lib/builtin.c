@@ -175,8 +175,8 @@ static bool is_builtin(const struct debug_obj_descr *d)
  * descriptor (a user's annotation of a struct whose first member is the
  * lock): that object is left to its owner.
  */
-int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
-			enum odebug_bop op, unsigned int arg)
+static inline __attribute__((always_inline)) int
+step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 	struct odebug_tracker *t;
@@ -244,6 +244,13 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 	}
 	odebug_bucket_unlock(b);
 	return state;
+}
+
+/* The same, out of line, for every other caller. */
+int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
+			enum odebug_bop op, unsigned int arg)
+{
+	return step(addr, d, op, arg);
 }
 
 /* Track @addr as initialised, on-stack when it is (no stack note). */
@@ -362,17 +369,26 @@ void odebug_b_mutex_destroy(void *addr, int result, int before)
  * After a successful lock (@op BOP_LOCK or BOP_RDLOCK).  Already ACTIVE is
  * not reported: glibc just granted the lock, so a release went unseen.
  */
-void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_obj_descr *d,
+						 enum odebug_bop op, int state)
 {
-	int state = odebug_builtin_step(addr, d, op, 0);
+	int saved = errno;
 
-	if (likely(state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
-		   state == ODEBUG_STATE_ACTIVE || state == ODEBUG_STATE_FOREIGN))
-		return;
 	if (state == ODEBUG_STATE_NOTAVAILABLE)
 		untracked(addr, d, op, 0);
 	else	/* DESTROYED */
 		debug_object_activate(addr, d);
+	errno = saved;
+}
+
+void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+{
+	int state = op == BOP_LOCK ? step(addr, d, BOP_LOCK, 0) : step(addr, d, BOP_RDLOCK, 0);
+
+	if (likely(state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
+		   state == ODEBUG_STATE_ACTIVE || state == ODEBUG_STATE_FOREIGN))
+		return;
+	lock_slow(addr, d, op, state);
 }
 
 /*
@@ -415,13 +431,16 @@ void odebug_b_mutex_unlock(void *addr)
 	const pthread_mutex_t *m = as_mutex(addr);
 
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
+		int saved = errno;
+
 		odebug_b_misuse(addr, &odebug_mutex_descr, "unlock");
+		errno = saved;
 		return;
 	}
 	/* A recursive mutex relocked by its owner: only the last unlock counts. */
 	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
 		return;
-	odebug_builtin_step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
+	step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
 
 /* Before an rwlock unlock: the writer is the one glibc names. */

@@ -15,19 +15,22 @@
 #define D (&odebug_mutex_descr)
 
 /* After any lock call: the hold begins, or a refused lock is checked. */
+/* (errno: the fast paths leave it alone, the slow ones restore it.) */
 ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
 {
-	int saved = errno;
+	int saved;
 
 	if (likely(r == 0)) {
 		/* A recursive mutex relocked by its owner is held already. */
 		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
 			odebug_b_lock(m, D, BOP_LOCK);
-	} else if (r == EOWNERDEAD) {
-		odebug_b_owner_died(m, D);
-	} else if (r == EINVAL) {
-		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
+		return;
 	}
+	saved = errno;
+	if (r == EOWNERDEAD)
+		odebug_b_owner_died(m, D);
+	else if (r == EINVAL)
+		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
 	errno = saved;
 }
 
@@ -105,13 +108,9 @@ INTERPOSE_230_234(int, pthread_mutex_clocklock,
 
 ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
-	int saved;
-
 	if (likely(!ON))
 		return next(m);
-	saved = errno;
-	odebug_b_mutex_unlock(m);
-	errno = saved;
+	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);
 }
 INTERPOSE_BASE(int, pthread_mutex_unlock, (pthread_mutex_t *m), (m), mutex_unlock);
