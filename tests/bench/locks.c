@@ -79,7 +79,7 @@ int main(int argc, char **argv)
 		mem = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		for (int k = 0; k < 16; k++) {
-			locks[k] = (pthread_mutex_t *)(mem + (page ? k * 4096 : k * sizeof(pthread_mutex_t)));
+			locks[k] = (pthread_mutex_t *)(mem + (size_t)k * (page ? 4096 : sizeof(pthread_mutex_t)));
 			pthread_mutex_init(locks[k], NULL);
 		}
 		t = now();
