@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "internal.h"
 
 int odebug_mode = ODEBUG_MODE_UNINIT;
@@ -90,6 +91,7 @@ static enum odebug_mode setup(void)
 	odebug_stack_init();
 	odebug_suppress_init();
 	odebug_report_init();
+	odebug_builtin_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_guard_exit();
 

@@ -133,6 +133,8 @@ struct odebug_options {
 	unsigned long stack_depth;
 	unsigned long selftest;
 	unsigned long check_free;
+	unsigned long check_pthread;
+	unsigned long check_sem;
 	unsigned long origins;
 	char log_path[ODEBUG_OPT_STRLEN];
 	char log_format[ODEBUG_OPT_STRLEN];

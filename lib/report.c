@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "internal.h"
 
 /* A descriptor's name is printed up to this long, then "...". */
@@ -226,7 +227,17 @@ struct report {
 	const char *op;
 	const struct odebug_frame *hint;	/* NULL: none */
 	int nframes, ninit, nact;
+	int owner;	/* a held built-in lock's owner thread, as glibc shows it (0: none) */
 };
+
+static void put_owner(struct odebug_buf *b, const struct report *r)
+{
+	if (r->owner) {
+		odebug_puts(b, "ODEBUG: owner: thread ");
+		odebug_put_dec(b, (unsigned long)r->owner);
+		odebug_putc(b, '\n');
+	}
+}
 
 static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 {
@@ -249,6 +260,7 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 		odebug_put_hex(b, 0);
 	odebug_putc(b, '\n');
 	put_thread_line(b);
+	put_owner(b, r);
 	put_text_stack(b, NULL, frames, r->nframes, limit);
 	put_text_stack(b, "object initialised at", init_frames, r->ninit, limit);
 	put_text_stack(b, "object activated at", act_frames, r->nact, limit);
@@ -397,6 +409,10 @@ static void format_json(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_put_json_str(b, name);
 	odebug_puts(b, "},\"pid\":");
 	odebug_put_dec(b, (unsigned long)getpid());
+	if (r->owner) {
+		odebug_puts(b, ",\"owner\":");
+		odebug_put_dec(b, (unsigned long)r->owner);
+	}
 	odebug_puts(b, ",\"time\":");
 	put_json_time(b);
 	dropped = put_json_stack(b, "frames", frames, r->nframes, limit);
@@ -529,7 +545,7 @@ static void act_on_error(void)
 static void report(const struct odebug_snapshot *o, const char *op, bool culprit)
 {
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
-	struct report r = { .o = o, .op = op };
+	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
 	int npcs = 0, saved_errno;
