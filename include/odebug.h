@@ -141,6 +141,62 @@ enum debug_obj_state debug_object_get_state(const void *addr);
 size_t debug_objects_get_stats(struct debug_objects_stats *stats, size_t size);
 void debug_objects_print_stats(int fd);
 
+/*
+ * __debug_objects_on - nonzero while an annotation call may have work to do:
+ * libodebug is on, or has not decided yet (before its constructor ran).
+ * Zero once ODEBUG is found unset (and after an out-of-memory switch-off),
+ * for the rest of the process.  The calls below test it inline, so with
+ * ODEBUG unset a call costs the caller a load and a branch, as glibc's
+ * __libc_single_threaded does.  Read it only as they do; never write it.
+ * (LIBODEBUG_1.1.  Define ODEBUG_OUT_OF_LINE before including this header
+ * to call into the library every time, and need only LIBODEBUG_1.0.)
+ */
+#if !defined(ODEBUG_OUT_OF_LINE) && defined(__GNUC__)
+extern int __debug_objects_on;
+
+#define __ODEBUG_STR1(x) #x
+#define __ODEBUG_STR(x) __ODEBUG_STR1(x)
+/* The exported function itself, under a second name the inline one calls. */
+#define __ODEBUG_ALIAS(name) __asm__(__ODEBUG_STR(__USER_LABEL_PREFIX__) #name)
+#define __ODEBUG_INLINE extern __inline __attribute__((__gnu_inline__, __always_inline__))
+#define __ODEBUG_ON() __atomic_load_n(&__debug_objects_on, __ATOMIC_RELAXED)
+
+#define __ODEBUG_WRAP(name, params, args)					\
+	void __odebug_call_##name params __ODEBUG_ALIAS(debug_##name);		\
+	__ODEBUG_INLINE void debug_##name params				\
+	{									\
+		if (__builtin_expect(__ODEBUG_ON(), 0))				\
+			__odebug_call_##name args;				\
+	}
+
+__ODEBUG_WRAP(object_init, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_init_on_stack, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_deactivate, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_destroy, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_free, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_assert_init, (void *addr, const struct debug_obj_descr *descr), (addr, descr))
+__ODEBUG_WRAP(object_active_state,
+	      (void *addr, const struct debug_obj_descr *descr, unsigned int expect, unsigned int next),
+	      (addr, descr, expect, next))
+__ODEBUG_WRAP(check_no_obj_freed, (const void *addr, size_t size), (addr, size))
+
+int __odebug_call_object_activate(void *addr, const struct debug_obj_descr *descr)
+	__ODEBUG_ALIAS(debug_object_activate);
+__ODEBUG_INLINE int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+{
+	if (__builtin_expect(__ODEBUG_ON(), 0))
+		return __odebug_call_object_activate(addr, descr);
+	return 0;
+}
+
+bool __odebug_call_objects_enabled(void) __ODEBUG_ALIAS(debug_objects_enabled);
+__ODEBUG_INLINE bool debug_objects_enabled(void)
+{
+	return __ODEBUG_ON() && __odebug_call_objects_enabled();
+}
+#undef __ODEBUG_WRAP
+#endif /* !ODEBUG_OUT_OF_LINE */
+
 #else /* ODEBUG_DISABLE: everything compiles out, as in the kernel */
 
 static inline void debug_object_init(void *addr, const struct debug_obj_descr *descr) { (void)addr; (void)descr; }

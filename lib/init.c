@@ -19,6 +19,21 @@
 int odebug_mode = ODEBUG_MODE_UNINIT;
 
 /*
+ * The word odebug.h's inline functions test before calling in: 1 until we
+ * are known to be off, then 0 for good.  Exported and written only here,
+ * through the GOT: an executable built without -fPIE that reads it gets a
+ * copy relocation, and the copy is the one callers see (tests/test-nopie).
+ */
+ODEBUG_EXPORT int __debug_objects_on = 1;
+
+static void set_mode(enum odebug_mode mode)
+{
+	if (mode == ODEBUG_MODE_OFF)
+		__atomic_store_n(&__debug_objects_on, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&odebug_mode, mode, __ATOMIC_RELEASE);
+}
+
+/*
  * Set while this thread holds one of our locks, unwinds, symbolises or maps
  * memory, and from fork()'s prepare to its parent/child handlers.  A free()
  * or API call made under it (from libunwind, dladdr, a signal handler) goes
@@ -28,7 +43,7 @@ ODEBUG_TLS int odebug_guard;
 
 void odebug_disable(void)
 {
-	__atomic_store_n(&odebug_mode, ODEBUG_MODE_OFF, __ATOMIC_RELEASE);
+	set_mode(ODEBUG_MODE_OFF);
 }
 
 /* Lock order: report, buckets, pool (in table.c), depot. */
@@ -95,7 +110,7 @@ static enum odebug_mode setup(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_guard_exit();
 
-	__atomic_store_n(&odebug_mode, ODEBUG_MODE_ON, __ATOMIC_RELEASE);
+	set_mode(ODEBUG_MODE_ON);
 	if (odebug_opt.selftest && !odebug_selftest())
 		return ODEBUG_MODE_OFF;
 	return ODEBUG_MODE_ON;
@@ -117,7 +132,7 @@ bool odebug_enable_slow(void)
 	if (__atomic_compare_exchange_n(&state, &expected, 1, false,
 					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		owner = odebug_gettid();
-		__atomic_store_n(&odebug_mode, setup(), __ATOMIC_RELEASE);
+		set_mode(setup());
 		__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	} else if (expected == 1 && owner == odebug_gettid()) {
 		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #include "lock.h"
+/* The library defines the functions the header would inline. */
+#define ODEBUG_OUT_OF_LINE
 #include "odebug.h"
 
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))

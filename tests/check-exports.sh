@@ -11,6 +11,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Declarations of the real API: the part of the header before ODEBUG_DISABLE's stubs.
 sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
 	grep -oE '\b(debug_[a-z_]+)\(' | tr -d '(' >"$tmp/expected"
+# ... and the variables it declares extern (the inline functions' switch).
+sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
+	sed -n 's/^extern [a-z ]*\b\([_a-z]*debug_[a-z_]*\);$/\1/p' >>"$tmp/expected"
 for f in "$@"; do echo "$f"; done >>"$tmp/expected"
 sort -u -o "$tmp/expected" "$tmp/expected"
 
@@ -32,6 +35,12 @@ done
 # Our own locks must never reach our lock interposers (lib/lock.h).
 if nm -D --undefined-only "$lib" | grep -E ' (pthread_(mutex|spin|rwlock|cond|barrier)_[a-z]+|sem_[a-z]+|mtx_[a-z]+|cnd_[a-z]+)@'; then
 	echo "libodebug imports a lock function: its own locks would bind to its interposers"
+	exit 1
+fi
+# The switch came with LIBODEBUG_1.1 (odebug.h's inline functions).
+v=$(nm -D --defined-only "$lib" | awk '{ split($3, a, "@"); if (a[1] == "__debug_objects_on") print $3 }')
+if [ "$v" != "__debug_objects_on@@LIBODEBUG_1.1" ]; then
+	echo "__debug_objects_on is exported as '$v', not in LIBODEBUG_1.1"
 	exit 1
 fi
 echo "exports: $(wc -l <"$tmp/actual") symbols, as declared"

@@ -212,7 +212,7 @@ launcher=$launcher_saved
 # --- a report from an example bug, through the launcher only ---
 "$notice_bug" >"$tmp/out" 2>&1
 rc=$?
-if [ "$rc" -ne 0 ] && grep -q 'undefined symbol: debug_object' "$tmp/out"; then
+if [ "$rc" -ne 0 ] && grep -Eq 'undefined symbol: (__)?debug_object' "$tmp/out"; then
 	ok "the example alone cannot even start: $(head -1 "$tmp/out")"
 else
 	bad "the example started without the launcher (status $rc)"
