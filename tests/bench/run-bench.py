@@ -299,6 +299,38 @@ class Bench:
                 self.add('timer.odebug_vs_asan',
                          (t['odebug'] / t['plain'] - 1) / (t['asan'] / t['plain'] - 1))
 
+    # ---- 7. an annotation call with ODEBUG unset (issue 14) ----------------
+
+    def collected(self, cmd, env, toggle=None):
+        """Instructions callgrind counted (in @toggle only, if given)."""
+        vg = [self.valgrind, '--tool=callgrind', '--callgrind-out-file=/dev/null']
+        if toggle:
+            vg.append(f'--toggle-collect={toggle}')
+        p = self.run(vg + cmd, env)
+        m = re.search(r'Collected : (\d+)', p.stderr)
+        if not m:
+            sys.exit(f'run-bench.py: no callgrind total for {cmd[0]}:\n{p.stderr}')
+        return int(m.group(1))
+
+    def bench_offcall(self):
+        a = self.args
+        if not self.valgrind:
+            log('  offcall: needs valgrind')
+            return
+        calls = 200000 if a.quick else 2000000
+        ops = str(200000 if a.quick else 2000000)
+        for r in range(a.runs):
+            log(f'  offcall round {r + 1}')
+            on = self.collected([self.exe('bench-offcall'), str(calls)], self.env(), 'call_loop')
+            off = self.collected([self.exe('bench-offcall-disabled'), str(calls)], self.env(),
+                                 'call_loop')
+            self.add('offcall.ir_per_call', on / calls)
+            self.add('offcall.added_ir_per_call', (on - off) / calls)
+            # The timer wheel, whole process: linked and unset against plain.
+            linked = self.collected([self.exe('bench-timer-odebug'), ops], self.env())
+            plain = self.collected([self.exe('bench-timer-plain'), ops], self.env())
+            self.add('offcall.timer_ir_overhead', linked / plain - 1)
+
     # ---- 6. activate with origins ---------------------------------------
 
     def bench_origins(self):
@@ -448,6 +480,12 @@ class Bench:
             row(f'timer wheel overhead, {label}', f'timer.{name}.overhead', '', 2, '—', None)
         row('timer wheel overhead, ODEBUG=1 / ASan\'s', 'timer.odebug_vs_asan', '', 2, '≤ 0.25',
             lambda v: v <= 0.25)
+        row('instructions per annotation call, libodebug linked, ODEBUG unset, call site and '
+            'loop included', 'offcall.ir_per_call', '', 1, '—', None)
+        row('instructions added per annotation call, ODEBUG unset (vs the loop built with '
+            'ODEBUG_DISABLE)', 'offcall.added_ir_per_call', '', 1, '≤ 6', lambda v: v <= 6)
+        row('timer wheel instructions, libodebug linked, ODEBUG unset / plain − 1',
+            'offcall.timer_ir_overhead', '', 4, '(≤ 0.03)', lambda v: v <= 0.03)
         row('ns per activate+deactivate pair, origins unset (100 call sites, 1 K live)',
             'origins.off.ns_per_pair', ' ns', 1, '—', None)
         row('ns per activate+deactivate pair, origins=1', 'origins.on.ns_per_pair', ' ns', 1,
@@ -517,7 +555,7 @@ def main():
                     'baseline): shown in a column of the table and in the plot')
     ap.add_argument('--compare-label', default='kernel-style baseline',
                     help='its name (default: kernel-style baseline)')
-    ap.add_argument('--only', default='churn,objops,memory,timer,origins',
+    ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall',
                     help='groups to run, comma-separated (plot with --plot)')
     args = ap.parse_args()
     if args.quick:
