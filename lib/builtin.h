@@ -32,9 +32,17 @@ extern const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
  */
 static inline bool odebug_builtin_active(int family)
 {
+	int mode;
+
 	if (likely(!(odebug_load(&odebug_builtin_on) & family)))
 		return false;
-	return odebug_guard == 0 && odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
+	if (odebug_guard)
+		return false;
+	mode = odebug_load(&odebug_mode);
+	if (likely(mode == ODEBUG_MODE_ON))
+		return true;
+	/* The first checked call starts libodebug, as an API call does. */
+	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */

@@ -5,8 +5,10 @@
  * ODEBUG=1 enables libodebug; unset, empty or 0 leaves it off, and then
  * every entry point returns after one predictable branch.  The constructor
  * decides; an API call that comes first (another library's constructor)
- * decides lazily.  The interposed release functions never initialise: until
- * we are on, nothing is tracked and there is nothing to check.
+ * decides lazily.  The first API call also starts (maps the table and the
+ * pool, loads libunwind, runs the selftest): until then the mode is IDLE.
+ * The interposed release functions never initialise: until an object is
+ * tracked there is nothing to check.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,7 +24,7 @@ int odebug_mode = ODEBUG_MODE_UNINIT;
  * The word odebug.h's inline functions test before calling in: 1 until we
  * are known to be off, then 0 for good.  Exported and written only here,
  * through the GOT: an executable built without -fPIE that reads it gets a
- * copy relocation, and the copy is the one callers see (tests/test-nopie).
+ * copy relocation, and the copy is the one callers see (tests/header/nopie.c).
  */
 ODEBUG_EXPORT int __debug_objects_on = 1;
 
@@ -46,28 +48,57 @@ void odebug_disable(void)
 	set_mode(ODEBUG_MODE_OFF);
 }
 
-/* Lock order: report, buckets, pool (in table.c), depot. */
+/*
+ * Starting is the second, lazy half of setup (see start()): one thread at a
+ * time, and never across a fork(), or a child could inherit a start
+ * half-done by a thread it does not have.  A plain flag: our own locks'
+ * type is not ours to choose here (and must not be pthread_*'s).
+ */
+static int start_lock, start_owner;
+static bool started;
+
+static void start_lock_take(void)
+{
+	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void start_lock_drop(void)
+{
+	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* Lock order: start, report, buckets, pool (in table.c), depot. */
 static void fork_prepare(void)
 {
 	odebug_guard_enter();
+	start_lock_take();
 	odebug_report_lock();
-	odebug_table_lock_all();
-	odebug_depot_lock();
+	if (started) {
+		odebug_table_lock_all();
+		odebug_depot_lock();
+	}
 }
 
 static void fork_parent(void)
 {
-	odebug_depot_unlock();
-	odebug_table_unlock_all();
+	if (started) {
+		odebug_depot_unlock();
+		odebug_table_unlock_all();
+	}
 	odebug_report_unlock();
+	start_lock_drop();
 	odebug_guard_exit();
 }
 
 static void fork_child(void)
 {
-	odebug_depot_unlock();
-	odebug_table_unlock_all();
+	if (started) {
+		odebug_depot_unlock();
+		odebug_table_unlock_all();
+	}
 	odebug_report_child();
+	start_lock_drop();
 	odebug_guard_exit();
 }
 
@@ -85,13 +116,38 @@ static bool wanted(void)
 	return false;
 }
 
-static enum odebug_mode setup(void)
+/*
+ * The first half, in our constructor: decide, read the options (and say
+ * what is wrong with them), read the suppressions (preload/next.c then
+ * checks the free() binding: the mode is IDLE, decided on).  Nothing here maps
+ * memory for the table or loads a library: a process that never annotates
+ * an object (a shell, make, git under ODEBUG=1) pays for this only.
+ */
+static enum odebug_mode decide(void)
 {
 	if (!wanted())
 		return ODEBUG_MODE_OFF;
 	odebug_options_parse(odebug_getenv("ODEBUG_OPTIONS"));
 	if (odebug_opt.help)
 		odebug_options_help();
+	odebug_guard_enter();
+	odebug_suppress_init();
+	odebug_report_init();
+	odebug_builtin_init();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	odebug_guard_exit();
+	return ODEBUG_MODE_IDLE;
+}
+
+/*
+ * The second half, on the first API call (never from free(), which has
+ * nothing to check until an object is tracked, and never inside a report,
+ * which needs an API call to have happened first): the table, the pool,
+ * the depot, libunwind (loaded and primed here, outside any lock), the
+ * selftest.  The start lock is held.
+ */
+static enum odebug_mode start(void)
+{
 	odebug_guard_enter();
 	if (!odebug_table_init() || !odebug_pool_init() ||
 	    (odebug_opt.origins && !odebug_depot_init())) {
@@ -102,12 +158,9 @@ static enum odebug_mode setup(void)
 		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
 		return ODEBUG_MODE_OFF;
 	}
+	started = true;
 	odebug_backtrace_init();
 	odebug_stack_init();
-	odebug_suppress_init();
-	odebug_report_init();
-	odebug_builtin_init();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_guard_exit();
 
 	set_mode(ODEBUG_MODE_ON);
@@ -117,9 +170,9 @@ static enum odebug_mode setup(void)
 }
 
 /*
- * Decide once.  A second thread waits for the first; the initialising
- * thread itself (re-entering through the selftest or a free() made by
- * dlopen) sees the mode as it stands.
+ * Decide once, then start once.  A second thread waits for the first; the
+ * thread deciding or starting (re-entering through the selftest or a
+ * free() made by dlopen) sees the mode as it stands.
  */
 bool odebug_enable_slow(void)
 {
@@ -127,12 +180,12 @@ bool odebug_enable_slow(void)
 	static int owner;
 	int expected = 0;
 
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2)
-		return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
-	if (__atomic_compare_exchange_n(&state, &expected, 1, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2) {
+		/* decided */
+	} else if (__atomic_compare_exchange_n(&state, &expected, 1, false,
+					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		owner = odebug_gettid();
-		set_mode(setup());
+		set_mode(decide());
 		__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	} else if (expected == 1 && owner == odebug_gettid()) {
 		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
@@ -140,6 +193,29 @@ bool odebug_enable_slow(void)
 		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
 			sched_yield();
 	}
+	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
+}
+
+/* The first API call: start if decided on and not started yet. */
+bool odebug_start_slow(void)
+{
+	int me;
+
+	if (odebug_enable_slow())
+		return true;
+	/* Off, or still deciding (a re-entry from the constructor's thread). */
+	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) != ODEBUG_MODE_IDLE)
+		return false;
+	me = odebug_gettid();
+	if (__atomic_load_n(&start_owner, __ATOMIC_RELAXED) == me)
+		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
+	start_lock_take();
+	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
+		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);
+		set_mode(start());
+		__atomic_store_n(&start_owner, 0, __ATOMIC_RELAXED);
+	}
+	start_lock_drop();
 	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
 }
 
@@ -166,5 +242,5 @@ __attribute__((destructor)) static void odebug_destructor(void)
  */
 ODEBUG_EXPORT bool debug_objects_enabled(void)
 {
-	return odebug_enable_slow();
+	return odebug_start_slow();
 }

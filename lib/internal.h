@@ -102,10 +102,16 @@ struct odebug_frame {
 };
 
 /* "init.c": the switch, the re-entry guard, process setup */
-enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON };
+/*
+ * IDLE: on, but nothing started until the first API call (init.c).  It
+ * comes after ON, so "mode >= ODEBUG_MODE_ON" (decided on, started or not)
+ * costs the free path the same one compare as "mode == ODEBUG_MODE_ON".
+ */
+enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON, ODEBUG_MODE_IDLE };
 extern int odebug_mode;
 extern ODEBUG_TLS int odebug_guard;
 bool odebug_enable_slow(void);
+bool odebug_start_slow(void);
 void odebug_disable(void);
 
 /*
@@ -120,7 +126,7 @@ static inline bool odebug_on(void)
 		return odebug_guard == 0;
 	if (likely(mode == ODEBUG_MODE_OFF))
 		return false;
-	return odebug_enable_slow() && odebug_guard == 0;
+	return odebug_start_slow() && odebug_guard == 0;
 }
 
 static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }

@@ -35,7 +35,8 @@ ODEBUG_TLS int odebug_free_reached;
 
 ODEBUG_EXPORT void free(void *p)
 {
-	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON)) {
+	/* Started or not: before the start nothing is out of the pool. */
+	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
 		if (!p)
 			odebug_free_reached = 1;
 		else if (odebug_tracking_any())

@@ -146,6 +146,8 @@ static void check_binding(void)
 __attribute__((constructor(101))) static void preload_constructor(void)
 {
 	resolve_all();
-	if (odebug_enable_slow())
+	odebug_enable_slow();
+	/* Decided on (started or IDLE): free(NULL) then marks the binding. */
+	if (odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)
 		check_binding();
 }

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * With ODEBUG=1, libodebug maps its table and pool, loads libunwind and runs
+ * its selftest on the first API call, not at process start (issue 14): a
+ * process that annotates nothing pays for none of it.  Run with ODEBUG=1.
+ *
+ *   1. before any call: no tracker carved, libunwind not loaded;
+ *   2. a child forked before the start starts on its own and reports;
+ *   3. the first call is a misuse, and its report still has the caller's
+ *      frames (the start ran before the report, outside it);
+ *   4. now started: trackers carved, libunwind loaded; a child forked
+ *      after the start reports too.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "odebug.h"
+
+static const struct debug_obj_descr descr = { .name = "lazy" };
+static int failed;
+
+static void check(int ok, const char *what)
+{
+	if (!ok) {
+		fprintf(stderr, "lazy-start: FAILED: %s\n", what);
+		failed = 1;
+	}
+}
+
+static int unwinder_loaded(void)
+{
+	void *h = dlopen("libunwind.so.8", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h)
+		dlclose(h);
+	return h != NULL;
+}
+
+static unsigned long carved(void)
+{
+	struct debug_objects_stats s;
+
+	debug_objects_get_stats(&s, sizeof(s));
+	return s.pool_free + s.pool_used;
+}
+
+/* Run @fn with stderr in a pipe; returns what it printed (static buffer). */
+static const char *captured(void (*fn)(void))
+{
+	static char out[8192];
+	int fds[2], saved = dup(2);
+	ssize_t n, got = 0;
+
+	if (pipe(fds))
+		abort();
+	dup2(fds[1], 2);
+	fn();
+	dup2(saved, 2);
+	close(saved);
+	close(fds[1]);
+	while ((n = read(fds[0], out + got, sizeof(out) - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fds[0]);
+	out[got] = '\0';
+	return out;
+}
+
+static long untracked[4];
+
+__attribute__((noinline)) void lazy_start_culprit(void);
+__attribute__((noinline)) void lazy_start_culprit(void)
+{
+	debug_object_activate(&untracked[0], &descr);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void double_activate(void)
+{
+	debug_object_init(&untracked[2], &descr);
+	debug_object_activate(&untracked[2], &descr);
+	debug_object_activate(&untracked[2], &descr);
+}
+
+/* A child must be able to start (or go on) and report on its own. */
+static void child_reports(const char *when)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		const char *out = captured(double_activate);
+
+		_exit(strstr(out, "ODEBUG: activate active") ? 0 : 1);
+	}
+	check(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0, when);
+}
+
+int main(void)
+{
+	const char *out;
+
+	check(carved() == 0, "trackers carved before the first API call");
+	check(!unwinder_loaded(), "libunwind loaded before the first API call");
+	child_reports("a child forked before the start did not report");
+	check(carved() == 0, "the child's start showed in the parent");
+
+	out = captured(lazy_start_culprit);
+	check(strstr(out, "ODEBUG: activate not available") != NULL,
+	      "the first call's misuse was not reported");
+	check(strstr(out, "    #0 0x") != NULL, "the first report has no frames");
+	check(strstr(out, " in lazy_start_culprit+0x") != NULL,
+	      "the first report does not name its caller");
+
+	check(debug_objects_enabled(), "not enabled after the start");
+	check(carved() > 0, "no trackers after the start");
+	check(unwinder_loaded(), "libunwind not loaded by the start");
+	child_reports("a child forked after the start did not report");
+	if (failed)
+		fprintf(stderr, "the first report was:\n%s", out);
+	return failed;
+}
