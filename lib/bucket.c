@@ -11,16 +11,15 @@
 struct odebug_bucket *odebug_buckets;
 unsigned long odebug_max_chain;
 
+/*
+ * No odebug_spin_init() loop: zero is unlocked (lock.h), as the fresh
+ * mapping is, and touching all 16384 buckets cost 256 page faults at
+ * start; a bucket's line now becomes resident when it is first locked.
+ */
 bool odebug_buckets_init(void)
 {
-	size_t i;
-
 	odebug_buckets = odebug_map(HASH_SIZE * sizeof(*odebug_buckets));
-	if (!odebug_buckets)
-		return false;
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_spin_init(&odebug_buckets[i].lock);
-	return true;
+	return odebug_buckets != NULL;
 }
 
 void odebug_buckets_fini(void)
