@@ -51,21 +51,20 @@ void odebug_disable(void)
 /*
  * Starting is the second, lazy half of setup (see start()): one thread at a
  * time, and never across a fork(), or a child could inherit a start
- * half-done by a thread it does not have.  A plain flag: our own locks'
- * type is not ours to choose here (and must not be pthread_*'s).
+ * half-done by a thread it does not have.
  */
-static int start_lock, start_owner;
+static odebug_spinlock_t start_lock;
+static int start_owner;
 static bool started;
 
 static void start_lock_take(void)
 {
-	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
-		sched_yield();
+	odebug_spin_lock(&start_lock);
 }
 
 static void start_lock_drop(void)
 {
-	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+	odebug_spin_unlock(&start_lock);
 }
 
 /* Lock order: start, report, buckets, pool (in table.c), depot. */
