@@ -300,6 +300,62 @@ class Bench:
                 self.add('timer.odebug_vs_asan',
                          (t['odebug'] / t['plain'] - 1) / (t['asan'] / t['plain'] - 1))
 
+    # ---- 9. process start and exit, and shell-heavy runs (issue 14) ----
+
+    @staticmethod
+    def spawn_batch(cmd, env, n):
+        """Run @cmd @n times; wall ms, child CPU ms and minor faults per run."""
+        t0 = time.perf_counter()
+        cpu = flt = 0
+        for _ in range(n):
+            pid = os.posix_spawnp(cmd[0], cmd, env, file_actions=[
+                (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+            _, status, ru = os.wait4(pid, 0)
+            if status != 0:
+                sys.exit(f'run-bench.py: {" ".join(cmd)} failed ({status})')
+            cpu += ru.ru_utime + ru.ru_stime
+            flt += ru.ru_minflt
+        return (time.perf_counter() - t0) / n * 1e3, cpu / n * 1e3, flt / n
+
+    def bench_startup(self):
+        a = self.args
+        n = 20 if a.quick else 100
+        mk = os.path.join(self.out, 'shell-heavy')
+        os.makedirs(mk, exist_ok=True)
+        with open(os.path.join(mk, 'Makefile'), 'w') as f:
+            names = [f't{i}' for i in range(40)]
+            f.write(f'all: {" ".join(names)}\n.PHONY: all {" ".join(names)}\n')
+            for i, t in enumerate(names):
+                f.write(f'{t}:\n\t@echo {i} | tr 0-9 a-j | sed s/a/b/ | cat >/dev/null\n')
+        workloads = [('true', ['/bin/true'], n),
+                     ('make', ['make', '-s', '-C', mk], 2 if a.quick else 4)]
+        if shutil.which('git') and os.path.exists(os.path.join(SOURCE_ROOT, '.git')):
+            workloads.append(('git', ['git', '-C', SOURCE_ROOT, 'log', '--oneline', '-n', '200',
+                                      '--stat'], 10 if a.quick else 40))
+        libs = [('on', self.lib)]
+        if a.startup_baseline:
+            libs.append(('baseline', os.path.abspath(a.startup_baseline)))
+        for r in range(a.runs):
+            for w, cmd, count in workloads:
+                log(f'  startup {w} round {r + 1}')
+                res = {'plain': self.spawn_batch(cmd, self.env(), count)}
+                for name, lib in libs:
+                    env = self.env(odebug='1')
+                    env['LD_PRELOAD'] = lib
+                    res[name] = self.spawn_batch(cmd, env, count)
+                if w == 'true':
+                    env = self.env(preload=True)
+                    res['unset'] = self.spawn_batch(cmd, env, count)
+                for name in res:
+                    if name == 'plain':
+                        continue
+                    self.add(f'startup.{w}.{name}.added_ms', res[name][0] - res['plain'][0])
+                    self.add(f'startup.{w}.{name}.added_cpu_ms', res[name][1] - res['plain'][1])
+                    self.add(f'startup.{w}.{name}.added_faults', res[name][2] - res['plain'][2])
+                    self.add(f'startup.{w}.{name}.ratio', res[name][0] / res['plain'][0])
+                    self.add(f'startup.{w}.{name}.cpu_ratio', res[name][1] / res['plain'][1])
+                self.add(f'startup.{w}.plain.ms', res['plain'][0])
+
     # ---- 8. the event loop: real work per event (issue 14) ---------------
 
     def bench_eventloop(self):
@@ -550,6 +606,24 @@ class Bench:
             3, '(≤ 0.25)', lambda v: v <= 0.25)
         row('event loop CPU-time overhead, ODEBUG=1 / memcheck\'s',
             'eventloop.cpu_odebug_vs_memcheck', '', 4, '(≤ 0.05)', lambda v: v <= 0.05)
+        row('/bin/true, wall ms per process, plain', 'startup.true.plain.ms', ' ms', 3, '—', None)
+        for name, label in (('on', 'ODEBUG=1'), ('unset', 'preloaded, ODEBUG unset'),
+                            ('baseline', 'ODEBUG=1, --startup-baseline library')):
+            goal, test = ('≤ 0.5 ms', lambda v: v <= 0.5) if name == 'on' else ('—', None)
+            row(f'/bin/true preloaded, ms added per process, {label}',
+                f'startup.true.{name}.added_ms', ' ms', 3, goal, test)
+            row(f'/bin/true preloaded, CPU ms added per process, {label}',
+                f'startup.true.{name}.added_cpu_ms', ' ms', 3, '—', None)
+            row(f'/bin/true preloaded, page faults added per process, {label}',
+                f'startup.true.{name}.added_faults', '', 0, '—', None)
+        for w, label in (('make', 'make, 40 rules of 4-process pipelines'),
+                         ('git', 'git log --stat -n 200')):
+            for name, nlabel in (('on', 'ODEBUG=1'), ('baseline', 'ODEBUG=1, baseline library')):
+                goal, test = ('≤ 1.1', lambda v: v <= 1.1) if name == 'on' else ('—', None)
+                row(f'{label}, preloaded {nlabel} / plain, wall', f'startup.{w}.{name}.ratio', '',
+                    3, goal, test)
+                row(f'{label}, preloaded {nlabel} / plain, CPU', f'startup.{w}.{name}.cpu_ratio',
+                    '', 3, '—', None)
         row('ns per activate+deactivate pair, origins unset (100 call sites, 1 K live)',
             'origins.off.ns_per_pair', ' ns', 1, '—', None)
         row('ns per activate+deactivate pair, origins=1', 'origins.on.ns_per_pair', ' ns', 1,
@@ -619,7 +693,9 @@ def main():
                     'baseline): shown in a column of the table and in the plot')
     ap.add_argument('--compare-label', default='kernel-style baseline',
                     help='its name (default: kernel-style baseline)')
-    ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall,eventloop',
+    ap.add_argument('--startup-baseline', metavar='LIB',
+                    help='another libodebug.so to run beside this build\'s in the startup group')
+    ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall,eventloop,startup',
                     help='groups to run, comma-separated (plot with --plot)')
     args = ap.parse_args()
     if args.quick:
