@@ -95,16 +95,3 @@ int odebug_backtrace_skip(void *const *pcs, int n)
 			break;
 	return i;
 }
-
-/* origins=1: the caller's stack, stored in the depot. */
-uint32_t odebug_origin_here(void)
-{
-	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
-	int n = odebug_backtrace(pcs, (int)odebug_opt.stack_depth + ODEBUG_FRAME_SLACK);
-	int skip = odebug_backtrace_skip(pcs, n);
-	int keep = n - skip;
-
-	if (keep > (int)odebug_opt.stack_depth)
-		keep = (int)odebug_opt.stack_depth;
-	return odebug_depot_save(pcs + skip, keep);
-}

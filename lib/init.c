@@ -159,6 +159,8 @@ static enum odebug_mode start(void)
 	}
 	started = true;
 	odebug_backtrace_init();
+	if (odebug_opt.origins)
+		odebug_origin_init();
 	odebug_stack_init();
 	odebug_guard_exit();
 

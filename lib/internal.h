@@ -357,6 +357,8 @@ int odebug_depot_get(uint32_t id, const uintptr_t **pcs);
 void odebug_depot_lock(void);
 void odebug_depot_unlock(void);
 uint32_t odebug_origin_here(void);
+void odebug_origin_init(void);	/* "origin.c" */
+uintptr_t odebug_stack_top(void);	/* "stack.c" */
 
 /* "symbolize.c": naming frames (an external symboliser; see there) */
 void odebug_symbolize_begin(void);

@@ -60,6 +60,12 @@ void odebug_stack_prepare(void)
 	odebug_guard_exit();
 }
 
+/* The top of this thread's stack, 0 or 1 until odebug_stack_prepare(). */
+uintptr_t odebug_stack_top(void)
+{
+	return stack_hi;
+}
+
 /* Is @addr on the calling thread's stack?  *@base gets the stack's base. */
 bool odebug_on_stack(uintptr_t addr, uintptr_t *base)
 {
