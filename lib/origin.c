@@ -90,8 +90,14 @@ static struct origin_entry *way(uintptr_t pc, uintptr_t slot)
 	return &cache[((pc ^ (slot >> 4)) * 0x9e3779b97f4a7c15ull) >> (64 - 5)];
 }
 
+/*
+ * Both read other functions' stack frames, ASan's redzones included: not
+ * instrumented, as an unwinder is not.
+ */
+#define STACK_READER __attribute__((no_sanitize_address))
+
 /* The chain at @slot is the one @e remembers: every return address in place. */
-static bool same_chain(const struct origin_entry *e, const uintptr_t *slot)
+STACK_READER static bool same_chain(const struct origin_entry *e, const uintptr_t *slot)
 {
 	uint32_t i;
 
@@ -107,7 +113,7 @@ static bool same_chain(const struct origin_entry *e, const uintptr_t *slot)
  * Find where each of @pcs (pcs[0] at @slot) is stored, each above the one
  * before, within this thread's stack.  False when one is not there.
  */
-static bool find_slots(struct origin_entry *e, uintptr_t *const *pcs_in, int n,
+STACK_READER static bool find_slots(struct origin_entry *e, uintptr_t *const *pcs_in, int n,
 		       const uintptr_t *slot)
 {
 	const uintptr_t *pcs = (const uintptr_t *)pcs_in, *top = (const uintptr_t *)odebug_stack_top();
