@@ -46,8 +46,11 @@ static size_t cache_bytes(void)
 	return WAYS * (sizeof(struct origin_entry) + frames * (sizeof(uintptr_t) + sizeof(uint16_t)));
 }
 
+/* At thread exit; a later call (another key's destructor) unwinds. */
 static void cache_drop(void *p)
 {
+	cache = NULL;
+	cache_failed = 1;
 	odebug_unmap(p, cache_bytes());
 }
 
