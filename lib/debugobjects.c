@@ -167,7 +167,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 	 * The out-of-memory switch-off drains bucket by bucket: a tracker
 	 * made after it passed this bucket would never be freed.
 	 */
-	if (unlikely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON)) {
+	if (unlikely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON && !odebug_selftesting())) {
 		*miss = MISS_OFF;
 		return NULL;
 	}

@@ -55,7 +55,19 @@ void odebug_disable(void)
  */
 static odebug_spinlock_t start_lock;
 static int start_owner;
-static bool started;
+static bool started, selftesting;
+
+/*
+ * The start's selftest runs before the mode is ON for everyone: in this
+ * thread only the calls go through, while other threads' first calls wait
+ * for the start lock (its counters are put back afterwards, which would
+ * lose their counts).
+ */
+bool odebug_selftesting(void)
+{
+	return __atomic_load_n(&selftesting, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&start_owner, __ATOMIC_RELAXED) == odebug_gettid();
+}
 
 static void start_lock_take(void)
 {
@@ -164,9 +176,15 @@ static enum odebug_mode start(void)
 	odebug_stack_init();
 	odebug_guard_exit();
 
-	set_mode(ODEBUG_MODE_ON);
-	if (odebug_opt.selftest && !odebug_selftest())
-		return ODEBUG_MODE_OFF;
+	if (odebug_opt.selftest) {
+		bool ok;
+
+		__atomic_store_n(&selftesting, true, __ATOMIC_RELEASE);
+		ok = odebug_selftest();
+		__atomic_store_n(&selftesting, false, __ATOMIC_RELEASE);
+		if (!ok)
+			return ODEBUG_MODE_OFF;
+	}
 	return ODEBUG_MODE_ON;
 }
 
@@ -209,7 +227,7 @@ bool odebug_start_slow(void)
 		return false;
 	me = odebug_gettid();
 	if (__atomic_load_n(&start_owner, __ATOMIC_RELAXED) == me)
-		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
+		return odebug_selftesting();
 	start_lock_take();
 	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
 		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);

@@ -112,6 +112,7 @@ extern int odebug_mode;
 extern ODEBUG_TLS int odebug_guard;
 bool odebug_enable_slow(void);
 bool odebug_start_slow(void);
+bool odebug_selftesting(void);
 void odebug_disable(void);
 
 /*

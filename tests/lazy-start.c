@@ -10,9 +10,13 @@
  *      frames (the start ran before the report, outside it);
  *   4. now started: trackers carved, libunwind loaded; a child forked
  *      after the start reports too.
+ *
+ * lazy-start threads: 4 threads make the first API calls at once; one
+ * starts, the others wait for it, and every object is tracked.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,9 +105,45 @@ static void child_reports(const char *when)
 	      WEXITSTATUS(status) == 0, when);
 }
 
-int main(void)
+static pthread_barrier_t together;
+static long thread_objs[4];
+
+static void *first_call(void *arg)
+{
+	long *obj = arg;
+
+	pthread_barrier_wait(&together);
+	debug_object_init(obj, &descr);
+	debug_object_activate(obj, &descr);
+	return (void *)(long)(debug_object_get_state(obj) == ODEBUG_STATE_ACTIVE);
+}
+
+static int threads_start_once(void)
+{
+	pthread_t t[4];
+	struct debug_objects_stats s;
+	void *ok;
+	int i;
+
+	check(carved() == 0, "trackers carved before the first API call");
+	pthread_barrier_init(&together, NULL, 4);
+	for (i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, first_call, &thread_objs[i]);
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], &ok);
+		check(ok != NULL, "an object of a concurrent first call is not active");
+	}
+	debug_objects_get_stats(&s, sizeof(s));
+	check(s.pool_used == 4, "not 4 objects tracked after 4 concurrent first calls");
+	return failed;
+}
+
+int main(int argc, char **argv)
 {
 	const char *out;
+
+	if (argc > 1 && !strcmp(argv[1], "threads"))
+		return threads_start_once();
 
 	check(carved() == 0, "trackers carved before the first API call");
 	check(!unwinder_loaded(), "libunwind loaded before the first API call");
