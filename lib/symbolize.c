@@ -588,6 +588,27 @@ static bool ask_addr2line(const uintptr_t *pcs, int n, struct sink *k)
 	return true;
 }
 
+/*
+ * odebug.h's inline wrappers (the test of __debug_objects_on) are not the
+ * culprit: an inlined frame of theirs is dropped, leaving the caller's.
+ */
+static int drop_header_frames(struct odebug_frame *out, int n)
+{
+	int i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *file = out[i].file;
+		size_t len = file ? strlen(file) : 0;
+
+		if (out[i].inlined && out[i].func && !strncmp(out[i].func, "debug_", 6) &&
+		    len >= 8 && !strcmp(file + len - 8, "odebug.h") &&
+		    (len == 8 || file[len - 9] == '/'))
+			continue;
+		out[j++] = out[i];
+	}
+	return j;
+}
+
 /**
  * odebug_symbolize - name a stack
  * @pcs:	the addresses, innermost first
@@ -623,7 +644,7 @@ int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 			add_frame(&k, pcs[i], places[i].module >= 0 ? &places[i] : NULL);
 	}
 	odebug_guard_exit();
-	return k.n;
+	return drop_header_frames(out, k.n);
 }
 
 /* A forked child: the parent's symboliser is not ours to use. */
