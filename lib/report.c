@@ -49,8 +49,9 @@ static __thread int in_report __attribute__((tls_model("initial-exec")));
 static bool json;	/* log_format, read once by odebug_report_init() */
 
 /* Under report_mutex: a report's stacks, named, and its text. */
-static struct odebug_frame frames[ODEBUG_MAX_FRAMES];
-static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES], act_frames[ODEBUG_MAX_FRAMES];
+/* One more than shown: see name_stack(). */
+static struct odebug_frame frames[ODEBUG_MAX_FRAMES + 1];
+static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES + 1], act_frames[ODEBUG_MAX_FRAMES + 1];
 static struct odebug_frame hint_frames[4];
 static char text[128 * 1024];
 
@@ -474,8 +475,11 @@ static int capture(void **pcs, int max)
 /* Name @n addresses from @pcs into @out; under the report lock. */
 static int name_stack(const void *pcs, int n, struct odebug_frame *out)
 {
-	return odebug_symbolize((const uintptr_t *)pcs, n, true, out,
-				(int)odebug_opt.stack_depth);
+	int max = (int)odebug_opt.stack_depth;
+	/* One more: odebug.h's inlined wrapper, named and dropped, took one. */
+	int got = odebug_symbolize((const uintptr_t *)pcs, n, true, out, max + 1);
+
+	return got > max ? max : got;
 }
 
 static int name_origin(uint32_t id, struct odebug_frame *out)
