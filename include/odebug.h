@@ -139,6 +139,10 @@ enum debug_obj_state debug_object_get_state(const void *addr);
 size_t debug_objects_get_stats(struct debug_objects_stats *stats, size_t size);
 void debug_objects_print_stats(int fd);
 
+/* Since 1.1: for debuggers (debug_object_print(3)). */
+void debug_object_print(const void *addr, int fd);
+void debug_objects_report_hook(const char *op, const void *addr, const char *type);
+
 #else /* ODEBUG_DISABLE: everything compiles out, as in the kernel */
 
 static inline void debug_object_init(void *addr, const struct debug_obj_descr *descr) { (void)addr; (void)descr; }
@@ -156,6 +160,7 @@ static inline bool debug_objects_enabled(void) { return false; }
 static inline enum debug_obj_state debug_object_get_state(const void *addr) { (void)addr; return ODEBUG_STATE_NOTAVAILABLE; }
 static inline size_t debug_objects_get_stats(struct debug_objects_stats *stats, size_t size) { (void)stats; (void)size; return 0; }
 static inline void debug_objects_print_stats(int fd) { (void)fd; }
+static inline void debug_object_print(const void *addr, int fd) { (void)addr; (void)fd; }
 
 #endif /* ODEBUG_DISABLE */
 

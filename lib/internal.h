@@ -249,6 +249,16 @@ static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 	odebug_guard_exit();
 }
 
+/* Never waits (debug_object_print from a debugger): false when held. */
+static inline bool odebug_bucket_trylock(struct odebug_bucket *b)
+{
+	odebug_guard_enter();
+	if (odebug_spin_trylock(&b->lock))
+		return true;
+	odebug_guard_exit();
+	return false;
+}
+
 /* bucket.c */
 bool odebug_buckets_init(void);
 void odebug_stat_max(unsigned long *stat, unsigned long value);
@@ -303,6 +313,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern const struct debug_obj_descr *odebug_quiet_descr;
 void odebug_report_lock(void);
 void odebug_report_unlock(void);
+bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
 

@@ -54,6 +54,15 @@ void odebug_report_lock(void)
 	report_owner = odebug_gettid();
 }
 
+/* For debug_object_print: never waits. */
+bool odebug_report_trylock(void)
+{
+	if (!odebug_mutex_trylock(&report_mutex))
+		return false;
+	report_owner = odebug_gettid();
+	return true;
+}
+
 void odebug_report_unlock(void)
 {
 	report_owner = 0;
@@ -343,11 +352,15 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	if (o->descr == odebug_quiet_descr)
 		return;
 	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
+		debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
 		act_on_error();		/* counted only: no lock, no backtrace */
 		return;
 	}
-	if (report_owner == odebug_gettid())
-		return;	/* a report from inside a report (a signal handler) */
+	if (report_owner == odebug_gettid()) {
+		/* a report from inside a report (a signal handler) */
+		debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
+		return;
+	}
 	odebug_report_lock();
 	if (rules) {
 		if (odebug_suppress_needs_frames())
@@ -371,6 +384,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 		odebug_sink_write(text, b.len);
 	}
 	odebug_report_unlock();
+	debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
 	act_on_error();
 }
 
