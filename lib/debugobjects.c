@@ -275,6 +275,7 @@ ODEBUG_EXPORT void debug_object_init(void *addr, const struct debug_obj_descr *d
 {
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_init"))
 		return;
+	odebug_check_returned();
 	object_init(addr, descr, false);
 }
 
@@ -293,7 +294,9 @@ ODEBUG_EXPORT void debug_object_init_on_stack(void *addr,
 {
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_init_on_stack"))
 		return;
+	odebug_check_returned();
 	object_init(addr, descr, true);
+	odebug_stack_mark((uintptr_t)addr);
 	odebug_stack_watch_exit();
 }
 
@@ -328,6 +331,7 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 		return 0;
 	if (bad_call(addr, descr, "debug_object_activate"))
 		return -EINVAL;
+	odebug_check_returned();
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
@@ -382,6 +386,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -421,6 +426,7 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_destroy"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -458,6 +464,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -491,6 +498,7 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_assert_init"))
 		return;
+	odebug_check_returned();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 		unlock_bucket(b);
@@ -522,6 +530,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_active_state"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -660,6 +669,7 @@ ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
 
 	if (!odebug_on() || !odebug_opt.check_free || !size)
 		return;
+	odebug_check_returned();
 	if (end < start)	/* wraps: up to the top of the address space */
 		end = UINTPTR_MAX;
 	odebug_check_range(start, end);

@@ -69,7 +69,23 @@ struct odebug_snapshot {
 	unsigned int astate;
 	enum debug_obj_state state;
 	uint32_t init_stack, activate_stack;
+	unsigned int flags;		/* ODEBUG_SNAP_* */
+	const char *type_name;		/* set: used instead of descr->name */
+	const char *module;		/* ODEBUG_SNAP_UNLOADED: its path */
 };
+
+/*
+ * The object's memory is gone or reused: its frame returned (FRAME_GONE),
+ * or its module was unloaded (UNLOADED; the descriptor may be gone too).
+ * No debug_hint is called and no fixup follows.
+ */
+#define ODEBUG_SNAP_FRAME_GONE	1u
+#define ODEBUG_SNAP_UNLOADED	2u
+
+static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
+{
+	return o->type_name ? o->type_name : o->descr->name;
+}
 
 /* A frame, named (strings copied; empty when unknown). */
 struct odebug_frame {
@@ -351,6 +367,29 @@ void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
 void odebug_stack_watch_exit(void);
+extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
+void odebug_stack_mark(uintptr_t addr);
+void odebug_stack_check_returned(uintptr_t sp);
+
+/*
+ * At each entry point (after odebug_on()): did the caller's frames return
+ * over an on-stack object?  One compare unless an on-stack object of this
+ * thread may lie below the caller's frame.
+ */
+#define odebug_check_returned()	odebug_check_returned_above(0)
+
+/*
+ * @above: bytes known to lie between this frame and the caller's stack
+ * pointer (other frames of ours); 0 in an entry point, where the frame
+ * address plus the saved frame pointer and return address is the caller's
+ * stack pointer (x86-64) or below it.
+ */
+#define odebug_check_returned_above(above)					\
+	do {									\
+		uintptr_t sp_ = (uintptr_t)__builtin_frame_address(0) + 16 + (above); \
+		if (unlikely(sp_ > odebug_onstack_low))				\
+			odebug_stack_check_returned(sp_);			\
+	} while (0)
 
 /* "selftest.c" */
 bool odebug_selftest(void);

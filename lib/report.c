@@ -200,6 +200,22 @@ static void put_json_time(struct odebug_buf *b)
 
 /* --- the pieces of a report ------------------------------------------ */
 
+/* Why there is no hint and no fixup: the object's memory is gone. */
+static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
+{
+	if (o->flags & ODEBUG_SNAP_FRAME_GONE) {
+		odebug_puts(b, "ODEBUG: the object was on this thread's stack in a frame that has "
+			    "returned; its memory may be reused: no hint, no fixup, tracking dropped");
+		odebug_puts(b, odebug_opt.origins ? "\n" :
+			    " (origins=1 shows where it was initialised and activated)\n");
+	}
+	if (o->flags & ODEBUG_SNAP_UNLOADED) {
+		odebug_puts(b, "ODEBUG: the object was in ");
+		odebug_puts(b, o->module ? o->module : "a module");
+		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
+	}
+}
+
 static void put_stack(struct odebug_buf *b, const struct odebug_frame *fs, int n)
 {
 	int i;
@@ -265,10 +281,11 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 		odebug_puts(b, ") object: ");
 		odebug_put_hex(b, o->addr);
 		odebug_puts(b, " object type: ");
-		odebug_puts(b, o->descr->name);
+		odebug_puts(b, odebug_snapshot_type(o));
 		odebug_puts(b, " hint: ");
 		put_symbol(b, &h);
 		odebug_putc(b, '\n');
+		put_gone_line(b, o);
 		put_thread_line(b);
 		put_stack(b, frames, nframes);
 		put_origin(b, o->init_stack, "object initialised at", NULL);
@@ -285,7 +302,13 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 	odebug_puts(b, ",\"address\":");
 	put_json_hex(b, o->addr);
 	odebug_puts(b, ",\"type\":");
-	odebug_put_json_str(b, o->descr->name);
+	odebug_put_json_str(b, odebug_snapshot_type(o));
+	if (o->flags & ODEBUG_SNAP_FRAME_GONE)
+		odebug_puts(b, ",\"frame_gone\":true");
+	if (o->flags & ODEBUG_SNAP_UNLOADED) {
+		odebug_puts(b, ",\"unloaded_module\":");
+		odebug_put_json_str(b, o->module ? o->module : "");
+	}
 	odebug_puts(b, ",\"hint\":");
 	if (h.func[0] || h.pc) {
 		struct odebug_buf hb;
@@ -349,23 +372,23 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
 		return;
 	odebug_inc(&odebug_warnings);
-	if (o->descr == odebug_quiet_descr)
+	if (o->descr == odebug_quiet_descr && !o->type_name)
 		return;
 	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
-		debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();		/* counted only: no lock, no backtrace */
 		return;
 	}
 	if (report_owner == odebug_gettid()) {
 		/* a report from inside a report (a signal handler) */
-		debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		return;
 	}
 	odebug_report_lock();
 	if (rules) {
 		if (odebug_suppress_needs_frames())
 			nframes = collect_frames(culprit);
-		if (odebug_suppress_match(o->descr->name, op, frames, nframes)) {
+		if (odebug_suppress_match(odebug_snapshot_type(o), op, frames, nframes)) {
 			odebug_inc(&odebug_suppressed);
 			odebug_report_unlock();
 			return;
@@ -375,7 +398,8 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 		printed++;
 		if (!nframes)
 			nframes = collect_frames(culprit);
-		if (o->descr->debug_hint)
+		if (!(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
+		    o->descr->debug_hint)
 			hint = o->descr->debug_hint((void *)o->addr);
 		odebug_buf_init_mem(&b, text, sizeof(text) - 1);
 		format(&b, o, op, hint, nframes);
@@ -384,7 +408,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 		odebug_sink_write(text, b.len);
 	}
 	odebug_report_unlock();
-	debug_objects_report_hook(op, (void *)o->addr, o->descr->name);
+	debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 	act_on_error();
 }
 
