@@ -142,6 +142,7 @@ struct odebug_options {
 	unsigned long report_active_at_exit;
 	unsigned long print_stats;
 	unsigned long help;
+	unsigned long verbosity;
 };
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
@@ -361,6 +362,8 @@ bool odebug_symbolize_has_libdw(void);
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
 int odebug_backtrace_skip(void *const *pcs, int n);
+bool odebug_backtrace_skip_module(const void *addr);
+void odebug_backtrace_skip_through(const void *fn);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);

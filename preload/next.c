@@ -122,6 +122,8 @@ static void check_binding(void)
 	fn(NULL);
 	if (odebug_free_reached)
 		return;
+	if (odebug_sanitizer_init())
+		return;		/* a sanitizer's free(): checked from its hook */
 	if (dladdr((void *)fn, &seen) && dladdr((void *)check_binding, &self) &&
 	    seen.dli_fbase == self.dli_fbase) {
 		odebug_message("free() is redirected away from libodebug (under valgrind, "

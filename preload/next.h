@@ -17,4 +17,9 @@ extern size_t (*odebug_next_usable_size)(void *p);
 extern size_t odebug_page_size;
 extern __thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
 
+
+/* "sanitizer.c": heap blocks checked from a sanitizer runtime's free hook */
+#include <stdbool.h>
+bool odebug_sanitizer_init(void);
+
 #endif
