@@ -324,6 +324,27 @@ static inline void odebug_check_range(uintptr_t start, uintptr_t end)
 }
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
 
+/* "unload.c": memory gone without a fixup's chance (dlclose, returned frames) */
+void odebug_drop_range(uintptr_t start, uintptr_t end,
+		       bool (*describe)(struct odebug_snapshot *o, void *arg), void *arg);
+#define ODEBUG_UNLOAD_RANGES	8
+#define ODEBUG_UNLOAD_OBJS	32
+struct odebug_unload {
+	int nranges;
+	uintptr_t lo[ODEBUG_UNLOAD_RANGES], hi[ODEBUG_UNLOAD_RANGES];
+	char module[256];
+	bool any;			/* anything tracked in the ranges */
+	int nobjs;
+	unsigned long more;		/* active trackers not copied */
+	struct {
+		uintptr_t addr;
+		const struct debug_obj_descr *descr;	/* compared, never read after */
+		char name[48];
+	} objs[ODEBUG_UNLOAD_OBJS];
+};
+void odebug_unload_before(struct odebug_unload *u);
+void odebug_unload_after(struct odebug_unload *u);
+
 /* "report.c": what a misuse looks like, and what follows it */
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);

@@ -97,36 +97,16 @@ void odebug_stack_mark(uintptr_t addr)
 }
 
 /*
- * A tracker in [start, end) of this thread's stack, below the caller's
- * stack pointer, belongs to a frame that has returned: its memory may be
- * overwritten already, so report it from the tracker alone (no hint, no
- * fixup) and drop it; inactive ones go silently.
+ * A tracker below the caller's stack pointer belongs to a frame that has
+ * returned: its memory may be overwritten already, so it is reported from
+ * the tracker alone (no hint, no fixup) and dropped; inactive ones go
+ * silently.
  */
-static bool drop_gone(struct odebug_bucket *b, uint64_t chains,
-		      uintptr_t start, uintptr_t end, void *ctx)
+static bool describe_gone(struct odebug_snapshot *o, void *arg)
 {
-	struct odebug_tracker *t;
-	struct odebug_snapshot o;
-	unsigned long visited = 0;
-	uint32_t dropped;
-
-	(void)ctx;
-repeat:
-	dropped = 0;
-	odebug_bucket_lock(b);
-	t = odebug_bucket_take(b, chains, start, end, &dropped, &visited);
-	if (t) {
-		odebug_tracker_snapshot(&o, t);
-		o.flags = ODEBUG_SNAP_FRAME_GONE;
-		odebug_remove(b, t);
-	}
-	odebug_bucket_unlock(b);
-	odebug_trackers_put(dropped);
-	if (!t)
-		return false;
-	odebug_pool_free(t);
-	odebug_report(&o, "free");
-	goto repeat;
+	(void)arg;
+	o->flags = ODEBUG_SNAP_FRAME_GONE;
+	return true;
 }
 
 /**
@@ -161,5 +141,5 @@ void odebug_stack_check_returned(uintptr_t sp)
 	odebug_guard_exit();
 	/* Before reporting: a signal handler's call below sp must not rescan. */
 	odebug_onstack_low = sp;
-	odebug_table_visit(lo, sp, drop_gone, NULL);
+	odebug_drop_range(lo, sp, describe_gone, NULL);
 }
