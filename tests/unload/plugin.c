@@ -4,6 +4,8 @@
  * descriptor: both are unmapped when the module is unloaded.  Its
  * debug_object_* references resolve to the process's libodebug.
  */
+#include <unistd.h>
+
 #include "odebug.h"
 
 struct ticker {
@@ -14,9 +16,37 @@ struct ticker {
 static struct ticker ticker;
 static int clean_exit;
 
-static const struct debug_obj_descr ticker_descr = { .name = "plugin_ticker" };
-
 void plugin_start(int clean);
+static const struct debug_obj_descr ticker_descr;
+
+/* Read only while the module is mapped: through LD_AUDIT, not after dlclose. */
+static void *ticker_hint(void *addr)
+{
+	(void)addr;
+	return (void *)plugin_start;
+}
+
+static bool ticker_fixup_free(void *addr, enum debug_obj_state state)
+{
+	static const char msg[] = "plugin: fixup_free stopped the ticker\n";
+	ssize_t r;
+
+	if (state != ODEBUG_STATE_ACTIVE)
+		return false;
+	ticker.armed = 0;
+	debug_object_deactivate(addr, &ticker_descr);
+	debug_object_free(addr, &ticker_descr);
+	r = write(1, msg, sizeof(msg) - 1);
+	(void)r;
+	return true;
+}
+
+static const struct debug_obj_descr ticker_descr = {
+	.name = "plugin_ticker",
+	.debug_hint = ticker_hint,
+	.fixup_free = ticker_fixup_free,
+};
+
 void plugin_start(int clean)
 {
 	clean_exit = clean;
