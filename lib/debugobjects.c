@@ -310,15 +310,9 @@ static bool tracked(void *addr)
 	return found;
 }
 
-/**
- * debug_object_activate - debug checks when an object is activated
- * @addr:	address of the object
- * @descr:	pointer to an object specific debug description structure
- *
- * Returns 0 for success, -EINVAL for check failed (or, when enabled, for
- * a NULL object or descriptor).  Disabled, it always returns 0.
- */
-ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
+static inline __attribute__((always_inline)) int
+activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 {
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
@@ -329,7 +323,7 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 
 	if (!odebug_on())
 		return 0;
-	if (bad_call(addr, descr, "debug_object_activate"))
+	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
 		return -EINVAL;
 	odebug_check_returned();
 	if (unlikely(odebug_opt.origins))
@@ -347,6 +341,11 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 			print_note(addr, &note);
 			return 0;
 		case ODEBUG_STATE_ACTIVE:
+			if (rearm) {
+				odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
+				unlock_bucket(b);
+				return 0;
+			}
 			return misuse(b, t, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		default:	/* DESTROYED */
 			misuse(b, t, "activate", NULL, addr);
@@ -369,6 +368,35 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 	}
 	report_untracked(addr, descr, "activate");
 	return fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+}
+
+/**
+ * debug_object_activate - debug checks when an object is activated
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Returns 0 for success, -EINVAL for check failed (or, when enabled, for
+ * a NULL object or descriptor).  Disabled, it always returns 0.
+ */
+ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+{
+	return activate(addr, descr, false);
+}
+
+/**
+ * debug_object_rearm - activate, accepting an object already active
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * For APIs where arming an armed object is legal (re-adding a pending
+ * event, re-arming a timer): an ACTIVE object stays ACTIVE without a
+ * report, its activation origin updated; in one locked step, unlike
+ * get_state followed by activate.  Everything else is as
+ * debug_object_activate.
+ */
+ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *descr)
+{
+	return activate(addr, descr, true);
 }
 
 /**
