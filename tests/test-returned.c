@@ -146,7 +146,7 @@ static void handler(int sig)
 	char obj[8];
 
 	(void)sig;
-	debug_object_init_on_stack(obj, &bare_descr);
+	debug_object_init_auto(obj, &bare_descr);	/* no notice on a heap alt stack */
 	debug_object_free(obj, &bare_descr);
 }
 
@@ -177,8 +177,7 @@ static void signal_run(stack_t *alt)
 	capture_start();
 	raise_while_active();
 	out = capture_stop();
-	/* (an object on an alternate stack gets the "NOT on stack" notice) */
-	assert_int_equal(count_lines_with(out, "ODEBUG: free active"), 0);
+	assert_string_equal(out, "");
 	assert_int_equal(stats_delta().warnings, 0);
 	free(out);
 	signal(SIGUSR1, SIG_DFL);
@@ -197,7 +196,7 @@ static void signal_handler_on_same_stack_is_silent(void **state)
 
 static void signal_handler_on_alternate_stack_is_silent(void **state)
 {
-	stack_t alt = { .ss_size = 64 * 1024 };
+	stack_t alt = { .ss_size = 256 * 1024 };	/* room for ASan's frames */
 
 	(void)state;
 	alt.ss_sp = malloc(alt.ss_size);
