@@ -71,6 +71,13 @@ for variant in gcc:address gcc:thread clang:address; do
 	grep -q 'ODEBUG:' "$tmp/out" && fail "$name-df: libodebug said something"
 	[ "$rc" -ne 0 ] || fail "$name-df: exit status 0"
 	ok "$name-df: AddressSanitizer's double-free report, unchanged"
+	ODEBUG=1 ASAN_OPTIONS=detect_leaks=0 "$tmp/$name-df" invalid >"$tmp/out" 2>&1
+	rc=$?
+	grep -q 'ERROR: AddressSanitizer: attempting free on address which was not malloc()-ed' "$tmp/out" ||
+		fail "$name-invalid: no AddressSanitizer invalid-free report"
+	grep -q 'ODEBUG:' "$tmp/out" && fail "$name-invalid: libodebug said something"
+	[ "$rc" -ne 0 ] || fail "$name-invalid: exit status 0"
+	ok "$name-invalid: AddressSanitizer's invalid-free report, unchanged"
 done
 [ "$ran" -gt 0 ] || { echo "no sanitizer could build here: skipped"; exit 77; }
 exit $status
