@@ -4,9 +4,11 @@
 # the fixup disarms the timer and the sanitizer stays silent; without the
 # fixup, AddressSanitizer's own report still comes; a double free is still
 # the sanitizer's report.  gcc ASan, gcc TSan, clang ASan.
-# usage: check-sanitizers.sh SRCDIR LIBDIR
+# And dlclose() of a plugin holding an active object, through the
+# runtime's dlclose interceptor.
+# usage: check-sanitizers.sh SRCDIR LIBDIR PLUGIN
 set -u
-src=$1 libdir=$2
+src=$1 libdir=$2 plugin=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0 ran=0
@@ -78,6 +80,17 @@ for variant in gcc:address gcc:thread clang:address; do
 	grep -q 'ODEBUG:' "$tmp/out" && fail "$name-invalid: libodebug said something"
 	[ "$rc" -ne 0 ] || fail "$name-invalid: exit status 0"
 	ok "$name-invalid: AddressSanitizer's invalid-free report, unchanged"
+
+	# 4. dlclose() through the runtime's interceptor
+	build "$name-dl" "$cc" "$san" "$src/tests/unload/host.c" -ldl || continue
+	ODEBUG=1 ASAN_OPTIONS=detect_leaks=0 "$tmp/$name-dl" "$plugin" leak >"$tmp/out" 2>&1
+	rc=$?
+	grep -q 'object type: plugin_ticker' "$tmp/out" ||
+		fail "$name-dl: no report of the unloaded module's object"
+	grep -q 'unloaded by this dlclose()' "$tmp/out" || fail "$name-dl: the module is not named"
+	grep -q 'Sanitizer' "$tmp/out" && fail "$name-dl: the sanitizer reported"
+	[ "$rc" -eq 0 ] || fail "$name-dl: exit status $rc"
+	ok "$name-dl: the unloaded module's active object reported"
 done
 [ "$ran" -gt 0 ] || { echo "no sanitizer could build here: skipped"; exit 77; }
 exit $status
