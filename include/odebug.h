@@ -70,8 +70,10 @@ enum debug_obj_state {
  * returns true when it repaired the damage (counted in "fixups").  Fixups run
  * with no libodebug lock held and may call the debug_object_* functions
  * again, as the repair usually needs to.  @is_static_object runs under a
- * bucket lock and @debug_hint under the report lock: they must only read
- * the object (calls they make into libodebug are ignored).  A fixup_free must leave the object
+ * bucket lock: it must only read the object (calls it makes into
+ * libodebug do nothing).  @debug_hint runs under the report lock: it
+ * should only read the object too; calls it makes into libodebug do their
+ * work, but a misuse they find is counted and not printed.  A fixup_free must leave the object
  * untracked (deactivate, then debug_object_free); libodebug drops the
  * tracker itself when the memory is gone and the fixup did not.
  *

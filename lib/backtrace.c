@@ -15,6 +15,13 @@
 
 #include "internal.h"
 
+#ifdef ODEBUG_HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+static bool running_on_valgrind(void) { return RUNNING_ON_VALGRIND; }
+#else
+static bool running_on_valgrind(void) { return false; }
+#endif
+
 #ifndef ODEBUG_LIBUNWIND_SONAME
 #define ODEBUG_LIBUNWIND_SONAME "libunwind.so.8"
 #endif
@@ -53,9 +60,15 @@ void odebug_backtrace_init(void)
 		*(void **)&unw_backtrace_fn = dlsym(handle, "unw_backtrace");
 	/*
 	 * Prime it here, outside any release path: the first call maps
-	 * libunwind's caches (and glibc's backtrace() dlopens libgcc_s).
+	 * libunwind's caches (and glibc's backtrace() dlopens libgcc_s).  Not
+	 * under valgrind: there libunwind's first step falls back to checking
+	 * addresses with write(2) from its uninitialised stack, which memcheck
+	 * reports in every process, tracking or not.  valgrind runs the
+	 * program on a simulated CPU anyway: a first backtrace that maps the
+	 * caches later changes nothing it could see.
 	 */
-	odebug_backtrace(pcs, 4);
+	if (!running_on_valgrind())
+		odebug_backtrace(pcs, 4);
 }
 
 /* Capture up to @max return addresses, innermost first. */
@@ -186,8 +199,8 @@ int odebug_backtrace_skip(void *const *pcs, int n)
 /* origins=1: the caller's stack, stored in the depot. */
 uint32_t odebug_origin_here(void)
 {
-	void *pcs[128 + 16];
-	int n = odebug_backtrace(pcs, (int)odebug_opt.stack_depth + 16);
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
+	int n = odebug_backtrace(pcs, (int)odebug_opt.stack_depth + ODEBUG_FRAME_SLACK);
 	int skip = odebug_backtrace_skip(pcs, n);
 	int keep = n - skip;
 

@@ -23,6 +23,13 @@ bool odebug_buckets_init(void)
 	return true;
 }
 
+void odebug_buckets_fini(void)
+{
+	if (odebug_buckets)
+		odebug_unmap(odebug_buckets, HASH_SIZE * sizeof(*odebug_buckets));
+	odebug_buckets = NULL;
+}
+
 void odebug_stat_max(unsigned long *stat, unsigned long value)
 {
 	unsigned long old = odebug_load(stat);

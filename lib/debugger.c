@@ -43,41 +43,51 @@ static const char *const state_names[ODEBUG_STATE_MAX] = {
 static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 		       bool named)
 {
+	static struct odebug_frame fs[ODEBUG_MAX_FRAMES];	/* under the report lock */
 	const uintptr_t *pcs;
-	struct odebug_frame f;
-	int i, n = odebug_depot_get(id, &pcs);
+	const struct odebug_frame *f;
+	int i, nf, n = odebug_depot_get(id, &pcs);
 
 	if (!n)
 		return;
 	odebug_puts(b, "ODEBUG: ");
 	odebug_puts(b, title);
 	odebug_puts(b, named ? ":\n" : " (frames unnamed: a report is being written):\n");
-	for (i = 0; i < n; i++) {
+	if (!named) {
+		for (i = 0; i < n; i++) {
+			odebug_puts(b, "    #");
+			odebug_put_dec(b, (unsigned long)i);
+			odebug_putc(b, ' ');
+			odebug_put_hex(b, pcs[i]);
+			odebug_putc(b, '\n');
+		}
+		return;
+	}
+	nf = odebug_symbolize(pcs, n, true, fs, ODEBUG_MAX_FRAMES);
+	for (i = 0; i < nf; i++) {
+		f = &fs[i];
 		odebug_puts(b, "    #");
 		odebug_put_dec(b, (unsigned long)i);
 		odebug_putc(b, ' ');
-		odebug_put_hex(b, pcs[i]);
-		if (named) {
-			odebug_symbolize(pcs[i], true, &f);
-			odebug_puts(b, " in ");
-			odebug_puts(b, f.func[0] ? f.func : "??");
-			if (f.func[0]) {
-				odebug_putc(b, '+');
-				odebug_put_hex(b, f.func_off);
-			}
-			if (f.module) {
-				odebug_puts(b, " (");
-				odebug_puts(b, f.module);
-				odebug_putc(b, '+');
-				odebug_put_hex(b, f.module_off);
-				odebug_putc(b, ')');
-			}
-			if (f.file[0]) {
-				odebug_puts(b, " at ");
-				odebug_puts(b, f.file);
-				odebug_putc(b, ':');
-				odebug_put_dec(b, f.line);
-			}
+		odebug_put_hex(b, f->pc);
+		odebug_puts(b, " in ");
+		odebug_puts(b, f->func && f->func[0] ? f->func : "??");
+		if (f->func && f->func[0] && f->has_off) {
+			odebug_putc(b, '+');
+			odebug_put_hex(b, f->func_off);
+		}
+		if (f->module) {
+			odebug_puts(b, " (");
+			odebug_puts(b, f->module);
+			odebug_putc(b, '+');
+			odebug_put_hex(b, f->module_off);
+			odebug_putc(b, ')');
+		}
+		if (f->file && f->file[0]) {
+			odebug_puts(b, " at ");
+			odebug_puts(b, f->file);
+			odebug_putc(b, ':');
+			odebug_put_dec(b, f->line);
 		}
 		odebug_putc(b, '\n');
 	}
@@ -145,6 +155,8 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 	odebug_putc(&b, '\n');
 	if (o.init_stack || o.activate_stack) {
 		named = odebug_report_trylock();
+		if (named)
+			odebug_symbolize_begin();
 		put_origin(&b, o.init_stack, "object initialised at", named);
 		put_origin(&b, o.activate_stack, "object activated at", named);
 		if (named)

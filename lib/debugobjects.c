@@ -89,7 +89,7 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 
 	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
 		return false;
-	if (odebug_inc(&limit) < 5) {
+	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
 		odebug_buf_init(&b, 2);
 		odebug_puts(&b, "ODEBUG: ");
 		odebug_puts(&b, fn);

@@ -10,14 +10,18 @@
  */
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "internal.h"
 
-/* Reserved, not committed; ids (offset / 8) must fit the tracker's 29 bits. */
+/*
+ * Reserved, not committed.  A stack's id is its offset in units of
+ * ID_SCALE bytes (32 bits, kept beside the pool); the index is probed at
+ * most PROBES slots from a stack's hash.
+ */
 #define DEPOT_BYTES	((size_t)256 << 20)
 #define INDEX_SLOTS	((size_t)1 << 20)
+#define ID_SCALE	8
+#define PROBES		256
 
 struct depot_stack {
 	uint32_t hash;
@@ -25,25 +29,25 @@ struct depot_stack {
 	uintptr_t pcs[];
 };
 
-static char *store;		/* stacks, 8-byte aligned, appended */
-static size_t used = 8;		/* offset 0 means "no stack" */
+static char *store;		/* stacks, ID_SCALE-aligned, appended */
+static size_t used = ID_SCALE;	/* offset 0 means "no stack" */
 static uint32_t *slots;		/* offset / 8 of each stack, 0: empty */
 static odebug_spinlock_t depot_lock;
-
-static void *reserve(size_t size)
-{
-	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	return p == -1 ? NULL : (void *)p;
-}
 
 bool odebug_depot_init(void)
 {
 	odebug_spin_init(&depot_lock);
-	store = reserve(DEPOT_BYTES);
-	slots = reserve(INDEX_SLOTS * sizeof(*slots));
-	return store && slots;
+	store = odebug_reserve(DEPOT_BYTES);
+	slots = odebug_reserve(INDEX_SLOTS * sizeof(*slots));
+	if (store && slots)
+		return true;
+	if (store)
+		odebug_unmap(store, DEPOT_BYTES);
+	if (slots)
+		odebug_unmap(slots, INDEX_SLOTS * sizeof(*slots));
+	store = NULL;
+	slots = NULL;
+	return false;
 }
 
 static uint32_t hash_pcs(void *const *pcs, int n)
@@ -61,7 +65,7 @@ static uint32_t hash_pcs(void *const *pcs, int n)
 
 static struct depot_stack *at(uint32_t id)
 {
-	return (struct depot_stack *)(store + (size_t)id * 8);
+	return (struct depot_stack *)(store + (size_t)id * ID_SCALE);
 }
 
 /**
@@ -78,18 +82,18 @@ uint32_t odebug_depot_save(void *const *pcs, int n)
 	odebug_guard_enter();
 	odebug_spin_lock(&depot_lock);
 	/* Bounded probing: a crowded index loses origins, never hangs. */
-	for (i = hash & (INDEX_SLOTS - 1), probes = 0; probes < 256;
+	for (i = hash & (INDEX_SLOTS - 1), probes = 0; probes < PROBES;
 	     i = (i + 1) & (INDEX_SLOTS - 1), probes++) {
 		struct depot_stack *s;
 
 		if (!slots[i]) {
-			if (used + need > DEPOT_BYTES || used / 8 > UINT32_MAX)
+			if (used + need > DEPOT_BYTES || used / ID_SCALE > UINT32_MAX)
 				break;	/* full: no origin for this one */
 			s = (struct depot_stack *)(store + used);
 			s->hash = hash;
 			s->depth = (uint32_t)n;
 			memcpy(s->pcs, pcs, (size_t)n * sizeof(uintptr_t));
-			id = slots[i] = (uint32_t)(used / 8);
+			id = slots[i] = (uint32_t)(used / ID_SCALE);
 			used += need;
 			break;
 		}
@@ -115,12 +119,6 @@ int odebug_depot_get(uint32_t id, const uintptr_t **pcs)
 	s = at(id);	/* immutable once published under the lock */
 	*pcs = s->pcs;
 	return (int)s->depth;
-}
-
-/* Bytes of stacks stored, for the memory benchmark. */
-size_t odebug_depot_bytes(void)
-{
-	return used;
 }
 
 /* fork(): held across it, like the bucket locks. */

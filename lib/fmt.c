@@ -80,6 +80,24 @@ void odebug_put_dec(struct odebug_buf *b, unsigned long v)
 	odebug_puts(b, tmp + i);
 }
 
+/*
+ * The proleptic Gregorian date of day @days since 1970-01-01 (Howard
+ * Hinnant's days_from_civil, inverted): no locale, no timezone, no lock.
+ */
+void odebug_civil_from_days(long days, int *year, unsigned int *month, unsigned int *day)
+{
+	long z = days + 719468;
+	long era = (z >= 0 ? z : z - 146096) / 146097;
+	unsigned long doe = (unsigned long)(z - era * 146097);		/* [0, 146096] */
+	unsigned long yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	unsigned long doy = doe - (365 * yoe + yoe / 4 - yoe / 100);	/* [0, 365] */
+	unsigned long mp = (5 * doy + 2) / 153;				/* March = 0 */
+
+	*day = (unsigned int)(doy - (153 * mp + 2) / 5 + 1);
+	*month = (unsigned int)(mp < 10 ? mp + 3 : mp - 9);
+	*year = (int)((long)yoe + era * 400 + (*month <= 2));
+}
+
 /* @s, then spaces up to @width columns. */
 void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width)
 {

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "builtin.h"
 #include "internal.h"
 
 int odebug_mode = ODEBUG_MODE_UNINIT;
@@ -23,7 +24,7 @@ int odebug_mode = ODEBUG_MODE_UNINIT;
  * or API call made under it (from libunwind, dladdr, a signal handler) goes
  * straight through.  Initial-exec: a dynamic TLS access may itself malloc.
  */
-__thread int odebug_guard __attribute__((tls_model("initial-exec")));
+ODEBUG_TLS int odebug_guard;
 
 void odebug_disable(void)
 {
@@ -79,6 +80,9 @@ static enum odebug_mode setup(void)
 	odebug_guard_enter();
 	if (!odebug_table_init() || !odebug_pool_init() ||
 	    (odebug_opt.origins && !odebug_depot_init())) {
+		/* Nothing mapped stays behind (each init undoes its own). */
+		odebug_pool_fini();
+		odebug_table_fini();
 		odebug_guard_exit();
 		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
 		return ODEBUG_MODE_OFF;
@@ -86,8 +90,9 @@ static enum odebug_mode setup(void)
 	odebug_backtrace_init();
 	odebug_stack_init();
 	odebug_suppress_init();
+	odebug_report_init();
+	odebug_builtin_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
-	odebug_exe_path();
 	odebug_guard_exit();
 
 	__atomic_store_n(&odebug_mode, ODEBUG_MODE_ON, __ATOMIC_RELEASE);

@@ -17,6 +17,8 @@
 #include "odebug.h"
 
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))
+/* Thread-locals: initial-exec, since a dynamic TLS access may malloc. */
+#define ODEBUG_TLS	__thread __attribute__((tls_model("initial-exec")))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
@@ -26,12 +28,17 @@
 #define odebug_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #define odebug_store(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
+/* Limits, each named once. */
+#define ODEBUG_MAX_FRAMES	128	/* stack_depth's maximum */
+#define ODEBUG_FRAME_SLACK	32	/* frames captured beyond it: ours, skipped */
+#define ODEBUG_NOTICE_LIMIT	5	/* lines of one kind of notice printed */
+
 /* Objects are grouped by 4 KiB chunk, whatever the MMU's page size. */
 #define ODEBUG_CHUNK_SHIFT	12
 #define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
 #define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
 
-/* One tracker per tracked address: 32 bytes on LP64. */
+/* One tracker per tracked address: 24 bytes on LP64 (asserted below). */
 struct odebug_tracker {
 	uintptr_t addr;				/* the object's start address */
 	uintptr_t descr_state;			/* descriptor | state (3 bits) */
@@ -46,6 +53,7 @@ struct odebug_tracker {
  */
 #define ODEBUG_STATE_BITS	7u
 _Static_assert(ODEBUG_STATE_MAX <= ODEBUG_STATE_BITS + 1, "states fit in a descriptor's low bits");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 24, "a tracker is 24 bytes");
 
 static inline const struct debug_obj_descr *odebug_tracker_descr(const struct odebug_tracker *t)
 {
@@ -87,21 +95,30 @@ static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
 	return o->type_name ? o->type_name : o->descr->name;
 }
 
-/* A frame, named (strings copied; empty when unknown). */
+/* The most frames a stack is captured or printed with (stack_depth's max). */
+#define ODEBUG_MAX_FRAMES 128
+
+/*
+ * A frame, named.  Strings live in symbolize.c until the next report ("",
+ * never NULL, when unknown).  An inlined call is a frame of its own, with
+ * the address of the code it was inlined into.
+ */
 struct odebug_frame {
 	uintptr_t pc;
 	const char *module;		/* NULL when unknown */
 	uintptr_t module_off;
-	uintptr_t func_off;
+	uintptr_t func_off;		/* when has_off */
+	const char *func;
+	const char *file;
 	unsigned int line;
-	char func[128];
-	char file[256];
+	bool inlined;
+	bool has_off;
 };
 
 /* "init.c": the switch, the re-entry guard, process setup */
 enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON };
 extern int odebug_mode;
-extern __thread int odebug_guard __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS int odebug_guard;
 bool odebug_enable_slow(void);
 void odebug_disable(void);
 
@@ -132,10 +149,13 @@ struct odebug_options {
 	unsigned long stack_depth;
 	unsigned long selftest;
 	unsigned long check_free;
+	unsigned long check_pthread;
+	unsigned long check_sem;
 	unsigned long origins;
 	char log_path[ODEBUG_OPT_STRLEN];
 	char log_format[ODEBUG_OPT_STRLEN];
 	char suppressions[ODEBUG_OPT_STRLEN];
+	char symbolizer[ODEBUG_OPT_STRLEN];
 	unsigned long exitcode;
 	unsigned long abort_on_error;
 	unsigned long halt_on_error;
@@ -155,7 +175,6 @@ void odebug_unmap(void *addr, size_t size);
 void odebug_write(int fd, const char *buf, size_t len);
 int odebug_gettid(void);
 const char *odebug_getenv(const char *name);
-const char *odebug_exe_path(void);
 
 /* "fmt.c": formatting into a fixed buffer, flushed with write(2) */
 struct odebug_buf {
@@ -172,11 +191,13 @@ void odebug_put_hex(struct odebug_buf *b, uintptr_t v);
 void odebug_put_dec(struct odebug_buf *b, unsigned long v);
 void odebug_put_pad(struct odebug_buf *b, const char *s, size_t width);
 void odebug_put_json_str(struct odebug_buf *b, const char *s);
+void odebug_civil_from_days(long days, int *year, unsigned int *month, unsigned int *day);
 void odebug_flush(struct odebug_buf *b);
 void odebug_message(const char *first, ...) __attribute__((sentinel));
 
-/* "pool.c": trackers, preallocated in mmap'ed slabs */
+/* "pool.c": trackers, in one mapping reserved at start */
 bool odebug_pool_init(void);
+void odebug_pool_fini(void);
 bool odebug_pool_fill(void);
 extern struct odebug_tracker *odebug_pool_base;
 
@@ -278,6 +299,7 @@ static inline bool odebug_bucket_trylock(struct odebug_bucket *b)
 
 /* bucket.c */
 bool odebug_buckets_init(void);
+void odebug_buckets_fini(void);
 void odebug_stat_max(unsigned long *stat, unsigned long value);
 extern unsigned long odebug_max_chain;
 /*
@@ -297,6 +319,7 @@ void odebug_table_unlock_all(void);
 
 /* table.c */
 bool odebug_table_init(void);
+void odebug_table_fini(void);
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
 /* With the bucket lock held: */
@@ -349,6 +372,7 @@ void odebug_unload_after(struct odebug_unload *u);
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern const struct debug_obj_descr *odebug_quiet_descr;
+void odebug_report_init(void);
 void odebug_report_lock(void);
 void odebug_report_unlock(void);
 bool odebug_report_trylock(void);
@@ -357,6 +381,7 @@ void odebug_report_at_exit(void);
 
 /* "sink.c": stderr, a log file, or syslog */
 void odebug_sink_write(const char *text, size_t len);
+size_t odebug_sink_limit(void);
 
 /* "suppress.c" */
 void odebug_suppress_init(void);
@@ -370,14 +395,29 @@ bool odebug_suppress_match(const char *type, const char *op,
 bool odebug_depot_init(void);
 uint32_t odebug_depot_save(void *const *pcs, int n);
 int odebug_depot_get(uint32_t id, const uintptr_t **pcs);
-size_t odebug_depot_bytes(void);
 void odebug_depot_lock(void);
 void odebug_depot_unlock(void);
 uint32_t odebug_origin_here(void);
 
-/* "symbolize.c": naming frames (dladdr, and libdw when built with it) */
-void odebug_symbolize(uintptr_t pc, bool is_return, struct odebug_frame *f);
-bool odebug_symbolize_has_libdw(void);
+/* "symbolize.c": naming frames (an external symboliser; see there) */
+void odebug_symbolize_begin(void);
+int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
+		     struct odebug_frame *out, int max);
+void odebug_symbolize_child(void);
+bool odebug_symbolize_running(void);
+
+/* "helper.c": a helper process on a socket, started without fork() */
+struct odebug_helper {
+	int pid, fd, owner;
+	unsigned long dev, ino;
+};
+bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const *argv);
+bool odebug_helper_alive(struct odebug_helper *h);
+void odebug_helper_stop(struct odebug_helper *h);
+bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len,
+			char *out, size_t cap, size_t *len,
+			bool (*done)(const char *text, size_t len, void *ctx), void *ctx,
+			int timeout_ms, bool shut);
 
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);

@@ -20,8 +20,6 @@
  */
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -30,7 +28,6 @@
 static odebug_spinlock_t pool_lock;
 struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
 uint32_t (*odebug_origins)[2];		/* per tracker, origins=1 only */
-#define base odebug_pool_base
 static uint32_t free_head;		/* free list, linked through hnext */
 static unsigned long free_listed;	/* trackers on the free list */
 static unsigned long bump = 1;		/* next never-used index */
@@ -89,11 +86,11 @@ static struct odebug_tracker *take(void)
 	struct odebug_tracker *t = NULL;
 
 	if (free_head) {
-		t = &base[free_head];
+		t = &odebug_pool_base[free_head];
 		free_head = t->hnext;
 		odebug_store(&free_listed, free_listed - 1);
 	} else if (bump < carved) {
-		t = &base[bump];
+		t = &odebug_pool_base[bump];
 		odebug_store(&bump, bump + 1);
 	}
 	if (t)
@@ -105,7 +102,7 @@ static struct odebug_tracker *take(void)
 static void give(struct odebug_tracker *t)
 {
 	t->hnext = free_head;
-	free_head = (uint32_t)(t - base);
+	free_head = (uint32_t)(t - odebug_pool_base);
 	odebug_store(&free_listed, free_listed + 1);
 	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
 }
@@ -136,7 +133,7 @@ void odebug_pool_drain_cache(void)
 	fold();
 	odebug_pool_lock();
 	while (cache.count) {
-		struct odebug_tracker *t = &base[cache.head];
+		struct odebug_tracker *t = &odebug_pool_base[cache.head];
 
 		cache.head = t->hnext;
 		cache.count--;
@@ -165,27 +162,22 @@ bool odebug_pool_init(void)
 	if (want > UINT32_MAX)
 		want = UINT32_MAX;
 	for (; want > odebug_opt.pool_size; want /= 2) {
-		long p = syscall(SYS_mmap, NULL, want * sizeof(*base),
-				 PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (p != -1) {
-			base = (struct odebug_tracker *)p;
+		odebug_pool_base = odebug_reserve(want * sizeof(*odebug_pool_base));
+		if (odebug_pool_base) {
 			/* Trackers are reached at random: fewer TLB misses. */
-			madvise(base, want * sizeof(*base), MADV_HUGEPAGE);
+			madvise(odebug_pool_base, want * sizeof(*odebug_pool_base), MADV_HUGEPAGE);
 			break;
 		}
 	}
-	if (!base)
+	if (!odebug_pool_base)
 		return false;
 	if (odebug_opt.origins) {
-		long p = syscall(SYS_mmap, NULL, want * sizeof(*odebug_origins),
-				 PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-		if (p == -1)
+		odebug_origins = odebug_reserve(want * sizeof(*odebug_origins));
+		if (!odebug_origins) {
+			odebug_unmap(odebug_pool_base, want * sizeof(*odebug_pool_base));
+			odebug_pool_base = NULL;
 			return false;
-		odebug_origins = (uint32_t (*)[2])p;
+		}
 	}
 	limit = want;
 	carved = 1 + odebug_opt.pool_size;
@@ -195,6 +187,22 @@ bool odebug_pool_init(void)
 	cache_key_ok = pthread_key_create(&cache_key, cache_flush) == 0;
 	ready = true;
 	return true;
+}
+
+/* A start that failed after the pool was set up: nothing stays mapped. */
+void odebug_pool_fini(void)
+{
+	if (!ready)
+		return;
+	if (cache_key_ok)
+		pthread_key_delete(cache_key);
+	cache_key_ok = ready = false;
+	if (odebug_origins)
+		odebug_unmap(odebug_origins, limit * sizeof(*odebug_origins));
+	odebug_unmap(odebug_pool_base, limit * sizeof(*odebug_pool_base));
+	odebug_origins = NULL;
+	odebug_pool_base = NULL;
+	bump = carved = limit = 1;
 }
 
 /* Carve @n more trackers (up to the reservation); the pool lock is held. */
@@ -264,13 +272,13 @@ struct odebug_tracker *odebug_pool_alloc(void)
 		odebug_pool_lock();
 		while (cache.count < BATCH && (t = take())) {
 			t->hnext = cache.head;
-			cache.head = (uint32_t)(t - base);
+			cache.head = (uint32_t)(t - odebug_pool_base);
 			cache.count++;
 		}
 		odebug_pool_unlock();
 	}
 	if (cache.count) {
-		t = &base[cache.head];
+		t = &odebug_pool_base[cache.head];
 		cache.head = t->hnext;
 		cache.count--;
 	} else {
@@ -301,11 +309,11 @@ void odebug_pool_free(struct odebug_tracker *t)
 		odebug_pool_unlock();
 	} else {
 		t->hnext = cache.head;
-		cache.head = (uint32_t)(t - base);
+		cache.head = (uint32_t)(t - odebug_pool_base);
 		if (++cache.count >= 2 * BATCH) {
 			odebug_pool_lock();
 			while (cache.count > BATCH) {
-				t = &base[cache.head];
+				t = &odebug_pool_base[cache.head];
 				cache.head = t->hnext;
 				cache.count--;
 				give(t);

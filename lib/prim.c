@@ -15,31 +15,31 @@
 
 /*
  * Our own mappings bypass mmap()/munmap(): the munmap() a program sees is
- * our interposer, and another preloaded allocator may wrap mmap().
+ * our interposer, and another preloaded allocator may wrap mmap().  This is
+ * the one place libodebug maps memory; every caller unmaps what it mapped
+ * when a later step of its start fails.
  */
-void *odebug_map(size_t size)
+static void *map(size_t size, int flags)
 {
 	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			 MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 
-	if (p == -1)
-		return NULL;
-	return (void *)p;
+	return p == -1 ? NULL : (void *)p;
+}
+
+/* @size bytes, committed now. */
+void *odebug_map(size_t size)
+{
+	return map(size, 0);
 }
 
 /*
- * Reserve @size bytes of address space, committed page by page as they
- * are touched (MAP_NORESERVE): for tables and pools sized for the worst
- * case.
+ * @size bytes of address space, committed page by page as they are touched
+ * (MAP_NORESERVE): for tables and pools sized for the worst case.
  */
 void *odebug_reserve(size_t size)
 {
-	long p = syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == -1)
-		return NULL;
-	return (void *)p;
+	return map(size, MAP_NORESERVE);
 }
 
 void odebug_unmap(void *addr, size_t size)
@@ -79,19 +79,4 @@ int odebug_gettid(void)
 const char *odebug_getenv(const char *name)
 {
 	return secure_getenv(name);
-}
-
-/* The executable's path, for frames dladdr names with "" (read once). */
-const char *odebug_exe_path(void)
-{
-	static char path[512];
-	static int done;
-
-	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		path[n > 0 ? n : 0] = '\0';
-		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
-	}
-	return path;
 }

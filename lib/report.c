@@ -13,10 +13,12 @@
  * max_reports are printed whole (text or JSON, to the sink), later ones
  * print nothing.  Then abort_on_error or halt_on_error act.  Called with no
  * lock of ours held; reports are serialised by the report lock, which also
- * guards the symboliser.
+ * guards the symboliser and the static buffers below.  What may run here
+ * (no malloc, stdio, locale or timezone code, no loader call under the
+ * lock, a few KiB of the caller's stack): RELIABILITY.md, "The report path".
  */
 #define _GNU_SOURCE
-#include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,19 +26,32 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "internal.h"
 
-#define MAX_FRAMES 128
+/* A descriptor's name is printed up to this long, then "...". */
+#define TYPE_CAP 256
 
 /* The selftest's descriptor: its reports are counted, never printed. */
 const struct debug_obj_descr *odebug_quiet_descr;
 
-static unsigned long printed, stack_notes;
+static unsigned long printed, stack_notes;	/* atomic: read without the lock */
 static odebug_mutex_t report_mutex;
-static int report_owner;	/* tid holding report_mutex, for nesting */
 
-/* Under report_mutex: the culprit's frames and the report's text. */
-static struct odebug_frame frames[MAX_FRAMES];
+/*
+ * Set before the report lock is requested and cleared after it is
+ * released: a report made on this thread meanwhile (a signal handler, a
+ * debug_hint that misuses an object) is counted, never printed, and never
+ * waits for the lock its own thread holds or is about to hold.
+ */
+static __thread int in_report __attribute__((tls_model("initial-exec")));
+
+static bool json;	/* log_format, read once by odebug_report_init() */
+
+/* Under report_mutex: a report's stacks, named, and its text. */
+static struct odebug_frame frames[ODEBUG_MAX_FRAMES];
+static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES], act_frames[ODEBUG_MAX_FRAMES];
+static struct odebug_frame hint_frames[4];
 static char text[128 * 1024];
 
 static const char *const state_names[ODEBUG_STATE_MAX] = {
@@ -48,48 +63,105 @@ static const char *const state_names[ODEBUG_STATE_MAX] = {
 	[ODEBUG_STATE_NOTAVAILABLE] = "not available",
 };
 
+/* After the options are parsed: what the report path needs of them. */
+void odebug_report_init(void)
+{
+	json = !strcmp(odebug_opt.log_format, "json");
+}
+
 void odebug_report_lock(void)
 {
 	odebug_mutex_lock(&report_mutex);
-	report_owner = odebug_gettid();
 }
 
 /* For debug_object_print: never waits. */
 bool odebug_report_trylock(void)
 {
-	if (!odebug_mutex_trylock(&report_mutex))
-		return false;
-	report_owner = odebug_gettid();
-	return true;
+	return odebug_mutex_trylock(&report_mutex);
 }
 
 void odebug_report_unlock(void)
 {
-	report_owner = 0;
 	odebug_mutex_unlock(&report_mutex);
 }
 
-/* A forked child: fresh lock, its own first reports. */
+/* A forked child: fresh lock, its own first reports, its own symboliser. */
 void odebug_report_child(void)
 {
 	odebug_mutex_init(&report_mutex);
-	report_owner = 0;
-	printed = 0;
+	odebug_store(&printed, 0);
 	odebug_store(&stack_notes, 0);
+	in_report = 0;
+	odebug_symbolize_child();
 }
 
-static bool json(void)
+/* Take one of the max_reports printing slots, if one is left. */
+static bool take_slot(void)
 {
-	return !strcmp(odebug_opt.log_format, "json");
+	unsigned long n = odebug_load(&printed);
+
+	do {
+		if (n >= odebug_opt.max_reports)
+			return false;
+	} while (!__atomic_compare_exchange_n(&printed, &n, n + 1, false,
+					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+/* --- shared pieces --------------------------------------------------- */
+
+/* @s, cut at @cap bytes with "..." to say so. */
+static void put_bounded(struct odebug_buf *b, const char *s, size_t cap)
+{
+	size_t n = strnlen(s, cap + 1);
+
+	if (n <= cap) {
+		odebug_puts(b, s);
+		return;
+	}
+	while (cap-- > 3)
+		odebug_putc(b, *s++);
+	odebug_puts(b, "...");
+}
+
+static void put_json_bounded(struct odebug_buf *b, const char *s, size_t cap)
+{
+	char tmp[TYPE_CAP + 1];
+	struct odebug_buf t;
+
+	odebug_buf_init_mem(&t, tmp, sizeof(tmp) - 1);
+	put_bounded(&t, s, cap < TYPE_CAP ? cap : TYPE_CAP);
+	tmp[t.len] = '\0';
+	odebug_put_json_str(b, tmp);
+}
+
+static void thread_name(char name[17])
+{
+	memset(name, 0, 17);
+	prctl(PR_GET_NAME, name, 0, 0, 0);
+}
+
+/* "name+0xoff", "name", or the address itself. */
+static void put_symbol(struct odebug_buf *b, const struct odebug_frame *f)
+{
+	if (f->func[0]) {
+		odebug_puts(b, f->func);
+		if (f->has_off) {
+			odebug_putc(b, '+');
+			odebug_put_hex(b, f->func_off);
+		}
+	} else {
+		odebug_put_hex(b, f->pc);
+	}
 }
 
 /* --- text ------------------------------------------------------------ */
 
 static void put_thread_line(struct odebug_buf *b)
 {
-	char name[17] = "";
+	char name[17];
 
-	prctl(PR_GET_NAME, name, 0, 0, 0);
+	thread_name(name);
 	odebug_puts(b, "ODEBUG: in thread ");
 	odebug_put_dec(b, (unsigned long)odebug_gettid());
 	odebug_puts(b, " (");
@@ -99,19 +171,10 @@ static void put_thread_line(struct odebug_buf *b)
 	odebug_putc(b, '\n');
 }
 
-/* "name+0xoff", or the address itself. */
-static void put_symbol(struct odebug_buf *b, const struct odebug_frame *f)
-{
-	if (f->func[0]) {
-		odebug_puts(b, f->func);
-		odebug_putc(b, '+');
-		odebug_put_hex(b, f->func_off);
-	} else {
-		odebug_put_hex(b, f->pc);
-	}
-}
-
-/* "    #3 0x55d0c0a81c40 in conn_close+0x2d (/usr/bin/app+0x1c40) at conn.c:88" */
+/*
+ * "    #3 0x55d0c0a81c40 in conn_close+0x2d (/usr/bin/app+0x1c40) at conn.c:88"
+ * "    #2 0x55d0c0a81c40 in put_conn (inlined) (/usr/bin/app+0x1c40) at conn.h:12"
+ */
 static void put_frame(struct odebug_buf *b, int index, const struct odebug_frame *f)
 {
 	odebug_puts(b, "    #");
@@ -119,11 +182,12 @@ static void put_frame(struct odebug_buf *b, int index, const struct odebug_frame
 	odebug_putc(b, ' ');
 	odebug_put_hex(b, f->pc);
 	odebug_puts(b, " in ");
-	odebug_puts(b, f->func[0] ? f->func : "??");
-	if (f->func[0]) {
-		odebug_putc(b, '+');
-		odebug_put_hex(b, f->func_off);
-	}
+	if (f->func[0])
+		put_symbol(b, f);
+	else
+		odebug_puts(b, "??");
+	if (f->inlined)
+		odebug_puts(b, " (inlined)");
 	if (f->module) {
 		odebug_puts(b, " (");
 		odebug_puts(b, f->module);
@@ -138,6 +202,91 @@ static void put_frame(struct odebug_buf *b, int index, const struct odebug_frame
 		odebug_put_dec(b, f->line);
 	}
 	odebug_putc(b, '\n');
+}
+
+static void put_text_stack(struct odebug_buf *b, const char *title,
+			   const struct odebug_frame *fs, int n, int limit)
+{
+	int i;
+
+	if (title && !n)
+		return;
+	if (title) {
+		odebug_puts(b, "ODEBUG: ");
+		odebug_puts(b, title);
+		odebug_puts(b, ":\n");
+	}
+	for (i = 0; i < n && i < limit; i++)
+		put_frame(b, i, &fs[i]);
+	if (n > limit) {
+		odebug_puts(b, "    ... ");
+		odebug_put_dec(b, (unsigned long)(n - limit));
+		odebug_puts(b, " more frames not shown: the report would exceed ");
+		odebug_put_dec(b, (unsigned long)(b->cap / 1024));
+		odebug_puts(b, " KiB\n");
+	}
+}
+
+/* What a report prints: its snapshot, op, hint and named stacks. */
+struct report {
+	const struct odebug_snapshot *o;
+	const char *op;
+	const struct odebug_frame *hint;	/* NULL: none */
+	int nframes, ninit, nact;
+	int owner;	/* a held built-in lock's owner thread, as glibc shows it (0: none) */
+};
+
+static void put_owner(struct odebug_buf *b, const struct report *r)
+{
+	if (r->owner) {
+		odebug_puts(b, "ODEBUG: owner: thread ");
+		odebug_put_dec(b, (unsigned long)r->owner);
+		odebug_putc(b, '\n');
+	}
+}
+
+/* Why there is no hint and no fixup: the object's memory is gone. */
+static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
+{
+	if (o->flags & ODEBUG_SNAP_FRAME_GONE) {
+		odebug_puts(b, "ODEBUG: the object was on this thread's stack in a frame that has "
+			    "returned; its memory may be reused: no hint, no fixup, tracking dropped");
+		odebug_puts(b, odebug_opt.origins ? "\n" :
+			    " (origins=1 shows where it was initialised and activated)\n");
+	}
+	if (o->flags & ODEBUG_SNAP_UNLOADED) {
+		odebug_puts(b, "ODEBUG: the object was in ");
+		put_bounded(b, o->module ? o->module : "a module", 256);
+		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
+	}
+}
+
+static void format_text(struct odebug_buf *b, const struct report *r, int limit)
+{
+	const struct odebug_snapshot *o = r->o;
+
+	odebug_puts(b, "ODEBUG: ");
+	odebug_puts(b, r->op);
+	odebug_putc(b, ' ');
+	odebug_puts(b, state_names[o->state]);
+	odebug_puts(b, " (active state ");
+	odebug_put_dec(b, o->astate);
+	odebug_puts(b, ") object: ");
+	odebug_put_hex(b, o->addr);
+	odebug_puts(b, " object type: ");
+	put_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
+	odebug_puts(b, " hint: ");
+	if (r->hint)
+		put_symbol(b, r->hint);
+	else
+		odebug_put_hex(b, 0);
+	odebug_putc(b, '\n');
+	put_gone_line(b, o);
+	put_thread_line(b);
+	put_owner(b, r);
+	put_text_stack(b, NULL, frames, r->nframes, limit);
+	put_text_stack(b, "object initialised at", init_frames, r->ninit, limit);
+	put_text_stack(b, "object activated at", act_frames, r->nact, limit);
 }
 
 /* --- JSON ------------------------------------------------------------ */
@@ -157,10 +306,15 @@ static void put_json_frame(struct odebug_buf *b, const struct odebug_frame *f)
 	if (f->func[0]) {
 		odebug_put_json_str(b, f->func);
 		odebug_puts(b, ",\"offset\":");
-		put_json_hex(b, f->func_off);
+		if (f->has_off)
+			put_json_hex(b, f->func_off);
+		else
+			odebug_puts(b, "null");
 	} else {
 		odebug_puts(b, "null,\"offset\":null");
 	}
+	odebug_puts(b, ",\"inlined\":");
+	odebug_puts(b, f->inlined ? "true" : "false");
 	odebug_puts(b, ",\"module\":");
 	if (f->module) {
 		odebug_put_json_str(b, f->module);
@@ -180,121 +334,78 @@ static void put_json_frame(struct odebug_buf *b, const struct odebug_frame *f)
 	odebug_putc(b, '}');
 }
 
+static void put_2(struct odebug_buf *b, long v)
+{
+	odebug_putc(b, (char)('0' + v / 10 % 10));
+	odebug_putc(b, (char)('0' + v % 10));
+}
+
+/*
+ * "2026-12-03T18:47:15.123Z", from clock_gettime alone: gmtime_r and
+ * strftime may take glibc's timezone lock, which a signal handler can find
+ * held by the code it interrupted.
+ */
 static void put_json_time(struct odebug_buf *b)
 {
 	struct timespec ts;
-	struct tm tm;
-	char iso[40];
+	int year;
+	unsigned int month, day;
+	long secs;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%S", &tm);
+	secs = ts.tv_sec % 86400;
+	if (secs < 0)
+		secs += 86400;
+	odebug_civil_from_days((ts.tv_sec - secs) / 86400, &year, &month, &day);
 	odebug_putc(b, '"');
-	odebug_puts(b, iso);
+	if (year < 0 || year > 9999)
+		year = 0;	/* not a time this can run at */
+	put_2(b, year / 100);
+	put_2(b, year % 100);
+	odebug_putc(b, '-');
+	put_2(b, month);
+	odebug_putc(b, '-');
+	put_2(b, day);
+	odebug_putc(b, 'T');
+	put_2(b, secs / 3600);
+	odebug_putc(b, ':');
+	put_2(b, secs / 60 % 60);
+	odebug_putc(b, ':');
+	put_2(b, secs % 60);
 	odebug_putc(b, '.');
 	odebug_putc(b, (char)('0' + ts.tv_nsec / 100000000));
-	odebug_putc(b, (char)('0' + ts.tv_nsec / 10000000 % 10));
-	odebug_putc(b, (char)('0' + ts.tv_nsec / 1000000 % 10));
+	put_2(b, ts.tv_nsec / 1000000 % 100);
 	odebug_puts(b, "Z\"");
 }
 
-/* --- the pieces of a report ------------------------------------------ */
-
-/* Why there is no hint and no fixup: the object's memory is gone. */
-static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
-{
-	if (o->flags & ODEBUG_SNAP_FRAME_GONE) {
-		odebug_puts(b, "ODEBUG: the object was on this thread's stack in a frame that has "
-			    "returned; its memory may be reused: no hint, no fixup, tracking dropped");
-		odebug_puts(b, odebug_opt.origins ? "\n" :
-			    " (origins=1 shows where it was initialised and activated)\n");
-	}
-	if (o->flags & ODEBUG_SNAP_UNLOADED) {
-		odebug_puts(b, "ODEBUG: the object was in ");
-		odebug_puts(b, o->module ? o->module : "a module");
-		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
-	}
-}
-
-static void put_stack(struct odebug_buf *b, const struct odebug_frame *fs, int n)
+static int put_json_stack(struct odebug_buf *b, const char *key,
+			  const struct odebug_frame *fs, int n, int limit)
 {
 	int i;
 
-	for (i = 0; i < n; i++) {
-		if (json()) {
-			if (i)
-				odebug_putc(b, ',');
-			put_json_frame(b, &fs[i]);
-		} else {
-			put_frame(b, i, &fs[i]);
-		}
+	if (!n && strcmp(key, "frames"))
+		return 0;
+	odebug_puts(b, ",\"");
+	odebug_puts(b, key);
+	odebug_puts(b, "\":[");
+	for (i = 0; i < n && i < limit; i++) {
+		if (i)
+			odebug_putc(b, ',');
+		put_json_frame(b, &fs[i]);
 	}
+	odebug_putc(b, ']');
+	return n > limit ? n - limit : 0;
 }
 
-/* An origin stack from the depot, named frame by frame. */
-static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
-		       const char *key)
+static void format_json(struct odebug_buf *b, const struct report *r, int limit)
 {
-	const uintptr_t *pcs;
-	struct odebug_frame f;
-	int i, n = odebug_depot_get(id, &pcs);
+	const struct odebug_snapshot *o = r->o;
+	char name[17];
+	int dropped;
 
-	if (!n)
-		return;
-	if (json()) {
-		odebug_puts(b, ",\"");
-		odebug_puts(b, key);
-		odebug_puts(b, "\":[");
-	} else {
-		odebug_puts(b, "ODEBUG: ");
-		odebug_puts(b, title);
-		odebug_puts(b, ":\n");
-	}
-	for (i = 0; i < n; i++) {
-		odebug_symbolize(pcs[i], true, &f);
-		if (json()) {
-			if (i)
-				odebug_putc(b, ',');
-			put_json_frame(b, &f);
-		} else {
-			put_frame(b, i, &f);
-		}
-	}
-	if (json())
-		odebug_putc(b, ']');
-}
-
-static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
-		   const char *op, void *hint, int nframes)
-{
-	struct odebug_frame h;
-	char name[17] = "";
-
-	odebug_symbolize((uintptr_t)hint, false, &h);
-	if (!json()) {
-		odebug_puts(b, "ODEBUG: ");
-		odebug_puts(b, op);
-		odebug_putc(b, ' ');
-		odebug_puts(b, state_names[o->state]);
-		odebug_puts(b, " (active state ");
-		odebug_put_dec(b, o->astate);
-		odebug_puts(b, ") object: ");
-		odebug_put_hex(b, o->addr);
-		odebug_puts(b, " object type: ");
-		odebug_puts(b, odebug_snapshot_type(o));
-		odebug_puts(b, " hint: ");
-		put_symbol(b, &h);
-		odebug_putc(b, '\n');
-		put_gone_line(b, o);
-		put_thread_line(b);
-		put_stack(b, frames, nframes);
-		put_origin(b, o->init_stack, "object initialised at", NULL);
-		put_origin(b, o->activate_stack, "object activated at", NULL);
-		return;
-	}
-	prctl(PR_GET_NAME, name, 0, 0, 0);
+	thread_name(name);
 	odebug_puts(b, "{\"op\":");
-	odebug_put_json_str(b, op);
+	odebug_put_json_str(b, r->op);
 	odebug_puts(b, ",\"state\":");
 	odebug_put_json_str(b, state_names[o->state]);
 	odebug_puts(b, ",\"astate\":");
@@ -302,20 +413,20 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 	odebug_puts(b, ",\"address\":");
 	put_json_hex(b, o->addr);
 	odebug_puts(b, ",\"type\":");
-	odebug_put_json_str(b, odebug_snapshot_type(o));
+	put_json_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
 	if (o->flags & ODEBUG_SNAP_FRAME_GONE)
 		odebug_puts(b, ",\"frame_gone\":true");
 	if (o->flags & ODEBUG_SNAP_UNLOADED) {
 		odebug_puts(b, ",\"unloaded_module\":");
-		odebug_put_json_str(b, o->module ? o->module : "");
+		put_json_bounded(b, o->module ? o->module : "", 256);
 	}
 	odebug_puts(b, ",\"hint\":");
-	if (h.func[0] || h.pc) {
+	if (r->hint) {
 		struct odebug_buf hb;
-		char hs[160];
+		char hs[2 * 512];
 
 		odebug_buf_init_mem(&hb, hs, sizeof(hs) - 1);
-		put_symbol(&hb, &h);
+		put_symbol(&hb, r->hint);
 		hs[hb.len] = '\0';
 		odebug_put_json_str(b, hs);
 	} else {
@@ -327,29 +438,128 @@ static void format(struct odebug_buf *b, const struct odebug_snapshot *o,
 	odebug_put_json_str(b, name);
 	odebug_puts(b, "},\"pid\":");
 	odebug_put_dec(b, (unsigned long)getpid());
+	if (r->owner) {
+		odebug_puts(b, ",\"owner\":");
+		odebug_put_dec(b, (unsigned long)r->owner);
+	}
 	odebug_puts(b, ",\"time\":");
 	put_json_time(b);
-	odebug_puts(b, ",\"frames\":[");
-	put_stack(b, frames, nframes);
-	odebug_putc(b, ']');
-	put_origin(b, o->init_stack, NULL, "initialised_at");
-	put_origin(b, o->activate_stack, NULL, "activated_at");
+	dropped = put_json_stack(b, "frames", frames, r->nframes, limit);
+	dropped += put_json_stack(b, "initialised_at", init_frames, r->ninit, limit);
+	dropped += put_json_stack(b, "activated_at", act_frames, r->nact, limit);
+	if (dropped) {
+		odebug_puts(b, ",\"frames_not_shown\":");
+		odebug_put_dec(b, (unsigned long)dropped);
+	}
 	odebug_puts(b, "}\n");
 }
 
-/* The culprit's frames, ours skipped, named. */
-static int collect_frames(bool culprit)
+/*
+ * Format into text[], within what the sink takes whole.  A report that
+ * does not fit is formatted again with fewer frames per stack, and says how
+ * many it left out; the header alone always fits (every string in it is
+ * bounded), so a report is always whole and valid.
+ */
+static size_t format(const struct report *r)
 {
-	void *pcs[MAX_FRAMES + 32];
-	int i, n, first, depth = (int)odebug_opt.stack_depth;
+	size_t cap = odebug_sink_limit();
+	struct odebug_buf b;
+	int lo = 0, hi = ODEBUG_MAX_FRAMES, limit = hi;
 
-	if (!culprit)
-		return 0;
-	n = odebug_backtrace(pcs, depth + 32);
-	first = odebug_backtrace_skip(pcs, n);
-	for (i = first; i < n && i - first < depth; i++)
-		odebug_symbolize((uintptr_t)pcs[i], true, &frames[i - first]);
-	return i - first;
+	if (cap > sizeof(text))
+		cap = sizeof(text);
+	/* The most frames per stack that fit: lo always does, hi + 1 never. */
+	for (;;) {
+		odebug_buf_init_mem(&b, text, cap);
+		if (json)
+			format_json(&b, r, limit);
+		else
+			format_text(&b, r, limit);
+		if (b.len < b.cap)
+			lo = limit;
+		else
+			hi = limit - 1;
+		if (lo == hi && limit == lo)
+			return b.len;
+		limit = lo == hi ? lo : (lo + hi + 1) / 2;
+	}
+}
+
+/* --- the report ------------------------------------------------------ */
+
+/* The caller's return addresses, libodebug's own frames skipped. */
+static int capture(void **pcs, int max)
+{
+	int n = odebug_backtrace(pcs, max + ODEBUG_FRAME_SLACK);
+	int first = odebug_backtrace_skip(pcs, n);
+
+	n -= first;
+	if (n > max)
+		n = max;
+	memmove(pcs, pcs + first, (size_t)n * sizeof(*pcs));
+	return n;
+}
+
+/* Name @n addresses from @pcs into @out; under the report lock. */
+static int name_stack(const void *pcs, int n, struct odebug_frame *out)
+{
+	return odebug_symbolize((const uintptr_t *)pcs, n, true, out,
+				(int)odebug_opt.stack_depth);
+}
+
+static int name_origin(uint32_t id, struct odebug_frame *out)
+{
+	const uintptr_t *pcs;
+	int n = id ? odebug_depot_get(id, &pcs) : 0;
+
+	return n ? name_stack(pcs, n, out) : 0;
+}
+
+/*
+ * func: rules need the frames' names, and naming costs a round trip to the
+ * symboliser (about 0.5 ms): a stack's verdict is remembered by its raw
+ * addresses, type and op, so a suppressed report that repeats costs no
+ * naming.  (A module unloaded and another mapped at the same addresses
+ * would inherit a verdict: the cache is small, and such a report is rare.)
+ * Under the report lock.
+ */
+#define VERDICTS 64
+static struct {
+	uint64_t key;
+	bool suppressed;
+} verdicts[VERDICTS];
+
+static uint64_t stack_key(const struct odebug_snapshot *o, const char *op,
+			  void *const *pcs, int n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	int i;
+
+	h = (h ^ (uintptr_t)odebug_snapshot_type(o)) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)op) * 0x100000001b3ull;
+	for (i = 0; i < n; i++)
+		h = (h ^ (uintptr_t)pcs[i]) * 0x100000001b3ull;
+	return h | 1;	/* 0: an empty slot */
+}
+
+static bool is_suppressed(const struct odebug_snapshot *o, const char *op,
+			  void *const *pcs, int npcs, int *nframes)
+{
+	uint64_t key;
+	unsigned int slot;
+	bool verdict;
+
+	if (!odebug_suppress_needs_frames())
+		return odebug_suppress_match(odebug_snapshot_type(o), op, NULL, 0);
+	key = stack_key(o, op, pcs, npcs);
+	slot = (unsigned int)(key >> 32) % VERDICTS;
+	if (verdicts[slot].key == key)
+		return verdicts[slot].suppressed;
+	*nframes = name_stack(pcs, npcs, frames);
+	verdict = odebug_suppress_match(odebug_snapshot_type(o), op, frames, *nframes);
+	verdicts[slot].key = key;
+	verdicts[slot].suppressed = verdict;
+	return verdict;
 }
 
 /* abort_on_error / halt_on_error, after a counted, unsuppressed report. */
@@ -363,10 +573,11 @@ static void act_on_error(void)
 
 static void report(const struct odebug_snapshot *o, const char *op, bool culprit)
 {
-	struct odebug_buf b;
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
+	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
+	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
-	int nframes = 0;
-	bool rules = odebug_suppress_any();
+	int npcs = 0, saved_errno;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
@@ -379,37 +590,59 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 		act_on_error();		/* counted only: no lock, no backtrace */
 		return;
 	}
-	if (report_owner == odebug_gettid()) {
+	if (in_report) {
 		/* a report from inside a report (a signal handler) */
 		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		return;
 	}
+	in_report = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+
+	/*
+	 * Outside the lock: the unwinder reads the loader's list of modules,
+	 * and debug_hint is the program's code; neither may wait on the
+	 * loader's lock while we hold one that a dlclose() destructor needs.
+	 */
+	if (culprit)
+		npcs = capture(pcs, (int)odebug_opt.stack_depth);
+	if (!(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
+	    o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
+		hint = o->descr->debug_hint((void *)o->addr);
+
+	saved_errno = errno;	/* the symboliser's system calls may fail */
 	odebug_report_lock();
+	odebug_symbolize_begin();
 	if (rules) {
-		if (odebug_suppress_needs_frames())
-			nframes = collect_frames(culprit);
-		if (odebug_suppress_match(odebug_snapshot_type(o), op, frames, nframes)) {
+		suppressed = is_suppressed(o, op, pcs, npcs, &r.nframes);
+		if (suppressed) {
 			odebug_inc(&odebug_suppressed);
-			odebug_report_unlock();
-			return;
+			goto out;
 		}
 	}
-	if (printed < odebug_opt.max_reports) {
-		printed++;
-		if (!nframes)
-			nframes = collect_frames(culprit);
-		if (!(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
-		    o->descr->debug_hint)
-			hint = o->descr->debug_hint((void *)o->addr);
-		odebug_buf_init_mem(&b, text, sizeof(text) - 1);
-		format(&b, o, op, hint, nframes);
-		if (b.len == b.cap && b.len)
-			text[b.len - 1] = '\n';	/* truncated: still whole lines */
-		odebug_sink_write(text, b.len);
+	if (take_slot()) {
+		int nh;
+
+		if (!r.nframes)
+			r.nframes = name_stack(pcs, npcs, frames);
+		if (hint) {
+			uintptr_t h = (uintptr_t)hint;
+
+			nh = odebug_symbolize(&h, 1, false, hint_frames, 4);
+			r.hint = nh ? &hint_frames[nh - 1] : NULL;	/* the outermost */
+		}
+		r.ninit = name_origin(o->init_stack, init_frames);
+		r.nact = name_origin(o->activate_stack, act_frames);
+		odebug_sink_write(text, format(&r));
 	}
+out:
 	odebug_report_unlock();
-	debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
-	act_on_error();
+	errno = saved_errno;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_report = 0;
+	if (!suppressed) {
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
+		act_on_error();
+	}
 }
 
 /**
@@ -430,31 +663,39 @@ void odebug_report(const struct odebug_snapshot *o, const char *op)
  */
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 {
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	struct odebug_buf b;
-	int nframes;
+	int npcs, nframes, saved_errno = errno;
 
-	if (odebug_inc(&stack_notes) >= 5 || report_owner == odebug_gettid())
+	if (in_report || odebug_inc(&stack_notes) >= ODEBUG_NOTICE_LIMIT)
 		return;
+	in_report = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	npcs = capture(pcs, (int)odebug_opt.stack_depth);
 	odebug_report_lock();
-	nframes = collect_frames(true);
-	odebug_buf_init_mem(&b, text, sizeof(text) - 1);
+	odebug_symbolize_begin();
+	nframes = name_stack(pcs, npcs, frames);
+	odebug_buf_init_mem(&b, text, sizeof(text));
 	odebug_puts(&b, "ODEBUG: object ");
 	odebug_put_hex(&b, addr);
 	odebug_puts(&b, is_on_stack ? " is on stack " : " is NOT on stack ");
 	odebug_put_hex(&b, stack);
 	odebug_puts(&b, is_on_stack ? ", but NOT annotated.\n" : ", but annotated.\n");
 	put_thread_line(&b);
-	for (int i = 0; i < nframes; i++)
-		put_frame(&b, i, &frames[i]);
+	put_text_stack(&b, NULL, frames, nframes, ODEBUG_MAX_FRAMES);
 	odebug_sink_write(text, b.len);
 	odebug_report_unlock();
+	errno = saved_errno;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_report = 0;
 }
 
 /* --- at exit --------------------------------------------------------- */
 
 /* report_active_at_exit=1: every object still ACTIVE, as "exit active". */
+#define ACTIVE_BATCH	64		/* objects copied per bucket lock */
 struct active_batch {
-	struct odebug_snapshot o[64];
+	struct odebug_snapshot o[ACTIVE_BATCH];
 	size_t got, seen, skip;
 };
 
@@ -466,10 +707,10 @@ static bool collect_active(const struct odebug_tracker *t, void *ctx)
 	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || a->seen++ < a->skip)
 		return false;
 	odebug_tracker_snapshot(&a->o[a->got++], t);
-	return a->got == 64;
+	return a->got == ACTIVE_BATCH;
 }
 
-/* One bucket, 64 objects per visit: no report is made under its lock. */
+/* One bucket, ACTIVE_BATCH objects at a time: no report under its lock. */
 static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 				 uintptr_t start, uintptr_t end, void *ctx)
 {
@@ -486,7 +727,7 @@ static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 		for (k = 0; k < a->got; k++)
 			report(&a->o[k], "exit", false);
 		a->skip += a->got;
-	} while (a->got == 64);
+	} while (a->got == ACTIVE_BATCH);
 	return false;
 }
 

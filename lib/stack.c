@@ -16,18 +16,17 @@
 
 #include "internal.h"
 
-#define TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* This thread's stack, looked up once (stack_hi == 1: unknown). */
-static TLS uintptr_t stack_lo, stack_hi;
+static ODEBUG_TLS uintptr_t stack_lo, stack_hi;
+static ODEBUG_TLS int exit_watched;
 
 /*
  * The lowest address on this thread's stack where an on-stack object may
  * still be tracked (UINTPTR_MAX: none).  A call into libodebug from a frame
  * above it may find objects of frames that have returned.
  */
-TLS uintptr_t odebug_onstack_low = UINTPTR_MAX;
-static TLS int exit_watched;
+ODEBUG_TLS uintptr_t odebug_onstack_low = UINTPTR_MAX;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 

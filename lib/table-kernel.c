@@ -30,6 +30,14 @@ bool odebug_table_init(void)
 	return true;
 }
 
+void odebug_table_fini(void)
+{
+	if (heads)
+		odebug_unmap(heads, HASH_SIZE * sizeof(*heads));
+	heads = NULL;
+	odebug_buckets_fini();
+}
+
 static bool bucket_may_hold(struct odebug_bucket *b)
 {
 	return odebug_load(&b->count) != 0;

@@ -124,6 +124,17 @@ bool odebug_table_init(void)
 	return true;
 }
 
+/* A start that failed after the table was set up: nothing stays mapped. */
+void odebug_table_fini(void)
+{
+	if (heads)
+		odebug_unmap(heads, TABLE_BYTES);
+	heads = NULL;
+	occupied = NULL;
+	regions = NULL;
+	odebug_buckets_fini();
+}
+
 static size_t bucket_index(uint64_t hash)
 {
 	return hash >> (64 - ODEBUG_HASH_BITS);

@@ -32,7 +32,7 @@ __attribute__((noinline)) static void check_block(void *p)
 }
 
 /* Set by free(NULL) while enabled: proves calls to free() reach us. */
-__thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
+ODEBUG_TLS int odebug_free_reached;
 
 ODEBUG_EXPORT void free(void *p)
 {

@@ -37,7 +37,7 @@ static int lazy_dlclose(void *handle);
 int (*odebug_next_dlclose)(void *handle) = lazy_dlclose;
 size_t odebug_page_size = 4096;
 
-static __thread int resolving __attribute__((tls_model("initial-exec")));
+static ODEBUG_TLS int resolving;
 
 static void *next(const char *name)
 {

@@ -16,7 +16,7 @@ extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 extern size_t (*odebug_next_usable_size)(void *p);
 extern int (*odebug_next_dlclose)(void *handle);
 extern size_t odebug_page_size;
-extern __thread int odebug_free_reached __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS int odebug_free_reached;
 
 
 /* "sanitizer.c": heap blocks checked from a sanitizer runtime's free hook */

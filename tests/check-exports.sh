@@ -14,8 +14,8 @@ sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
 for f in "$@"; do echo "$f"; done >>"$tmp/expected"
 sort -u -o "$tmp/expected" "$tmp/expected"
 
-nm -D --defined-only "$lib" | awk '$2 != "A" { print $3 }' | sed 's/@.*//' |
-	sort -u >"$tmp/actual"
+nm -D --defined-only "$lib" >"$tmp/nm"
+awk '$2 != "A" { print $3 }' "$tmp/nm" | sed 's/@.*//' | sort -u >"$tmp/actual"
 
 if ! diff -u "$tmp/expected" "$tmp/actual"; then
 	echo "exports differ from odebug.h plus the interposers (- expected, + exported)"
@@ -23,7 +23,7 @@ if ! diff -u "$tmp/expected" "$tmp/actual"; then
 fi
 # Interposers must carry glibc's versions, or nothing reaches them.
 for f in "$@"; do
-	v=$(nm -D --defined-only "$lib" | awk -v f="$f" '{ split($3, a, "@"); if (a[1] == f) print $3 }')
+	v=$(awk -v f="$f" '{ split($3, a, "@"); if (a[1] == f) print $3 }' "$tmp/nm")
 	case "$v" in
 	*@@GLIBC_*) ;;
 	*) echo "$f is exported as '$v', not in a GLIBC_ version node"; exit 1 ;;

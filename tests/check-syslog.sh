@@ -9,6 +9,14 @@ prog=$(readlink -f "$1")
 command -v rsyslogd >/dev/null || { echo "SKIP: rsyslogd not installed"; exit 77; }
 [ -e /dev/log ] && { echo "SKIP: a system logger already owns /dev/log"; exit 77; }
 
+# No logger on /dev/log: one line says so and the report goes to stderr
+# (glibc's syslog() dropped it without a word).
+out=$(ODEBUG=1 ODEBUG_OPTIONS=log_path=syslog "$prog" --child one 2>&1)
+if ! echo "$out" | grep -q '^ODEBUG: cannot reach syslog at /dev/log (ENOENT); reports go to stderr$' ||
+   ! echo "$out" | grep -q '^ODEBUG: free active'; then
+	echo "without /dev/log the report was lost:"; echo "$out"; exit 1
+fi
+
 dir=$(mktemp -d /tmp/odebug-syslog.XXXXXX)
 cleanup() {
 	[ -f "$dir/pid" ] && kill "$(cat "$dir/pid")" 2>/dev/null

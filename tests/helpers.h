@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 #include "odebug.h"
+#include "test-main.h"
 
 /* Which fixup ran, with which state, on which object. */
 enum fixup_kind { FIX_INIT, FIX_ACTIVATE, FIX_DESTROY, FIX_FREE, FIX_ASSERT_INIT, FIX_MAX };

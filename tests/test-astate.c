@@ -215,7 +215,7 @@ static void active_state_of_untracked_object_warns(void **state)
 	assert_int_equal(ncalls, 0);
 }
 
-int main(int argc, char **argv)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		/* These two read printed reports: keep them first. */

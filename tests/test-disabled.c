@@ -36,11 +36,12 @@ static void disabled_library_tracks_nothing(void **state)
 	free(out);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(disabled_library_tracks_nothing),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

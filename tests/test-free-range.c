@@ -262,7 +262,7 @@ static void objects_sharing_a_mask_stay_checked(void **state)
 	munmap(base, span - 4096);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(active_object_in_range_is_reported_and_fixed),
@@ -278,5 +278,6 @@ int main(void)
 		cmocka_unit_test(objects_sharing_a_mask_stay_checked),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,7 +88,7 @@ static void notices_stop_after_five(void **state)
 	free(out);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(stack_object_annotated_on_stack_is_silent),
@@ -98,5 +98,6 @@ int main(void)
 		cmocka_unit_test(notices_stop_after_five),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,11 +41,12 @@ static void oom_disables_tracking_and_keeps_running(void **state)
 	free(objs);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(oom_disables_tracking_and_keeps_running),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

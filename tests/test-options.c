@@ -196,7 +196,7 @@ static void garbage_options_do_not_crash(void **state)
 	free(garbage);
 }
 
-int main(int argc, char **argv)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults_print_five_reports),

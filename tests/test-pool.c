@@ -60,7 +60,7 @@ static void freed_trackers_are_reused(void **state)
 	free(objs);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pool_starts_at_pool_size),
@@ -68,5 +68,6 @@ int main(void)
 		cmocka_unit_test(freed_trackers_are_reused),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

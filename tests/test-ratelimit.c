@@ -42,12 +42,13 @@ static void fixups_still_run_after_the_limit(void **state)
 	free(out);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(reports_beyond_max_reports_are_counted_not_printed),
 		cmocka_unit_test(fixups_still_run_after_the_limit),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

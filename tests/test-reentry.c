@@ -119,7 +119,7 @@ static void fixup_may_call_free(void **state)
 	debug_object_free(slot, &freeing_descr);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(fixup_init_repairs_active_object),
@@ -128,5 +128,6 @@ int main(void)
 		cmocka_unit_test(fixup_may_call_free),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,7 +117,7 @@ static void null_arguments_give_one_line_and_no_crash(void **state)
 	free(out);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(report_names_op_state_type_hint_and_caller),
@@ -126,5 +126,6 @@ int main(void)
 		cmocka_unit_test(null_arguments_give_one_line_and_no_crash),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -619,7 +619,7 @@ static void descriptor_mismatch_at_the_same_address_goes_unnoticed(void **state)
 	{ #f, f, NULL, NULL, &plain_init }, \
 	{ #f "_on_stack", f, NULL, NULL, &stack_init }
 
-int main(int argc, char **argv)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(selftest_passed_and_left_all_counters_at_zero),

@@ -238,7 +238,7 @@ static void seed_fixup_is_called_with_active_on_double_activation(void **state)
 	assert_int_equal(seed_last_state, ODEBUG_STATE_ACTIVE);
 }
 
-int main(int argc, char **argv)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(activate_of_untracked_static_object_tracks_it_silently),

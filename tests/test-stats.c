@@ -62,7 +62,7 @@ static void walks_record_their_length(void **state)
 	free(page);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(get_stats_copies_at_most_size_and_returns_its_size),
@@ -70,5 +70,6 @@ int main(void)
 		cmocka_unit_test(walks_record_their_length),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

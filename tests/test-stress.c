@@ -165,12 +165,13 @@ static void releases_racing_with_tracking_leak_no_tracker(void **state)
 	assert_int_equal(stats_delta().used, 0);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(threads_on_disjoint_and_shared_objects_lose_nothing),
 		cmocka_unit_test(releases_racing_with_tracking_leak_no_tracker),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

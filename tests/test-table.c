@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "test-main.h"
 
 #define ARENA		((uintptr_t)0x7e5500000000)
 #define ARENA_SIZE	((uintptr_t)1 << 20)
@@ -191,11 +192,12 @@ static int setup(void **state)
 	return 0;
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(random_inserts_and_removals_match_brute_force),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * churn.c - the release-path benchmark (issue 6, item 1).
+ * churn.c - the release-path benchmark.
  *
  * A fixed malloc/free churn loop: each thread owns 4096 slots; every
  * iteration picks a slot at random, frees its block and allocates a new one

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * objops.c - object-operation benchmarks (issue 6, items 2, 3, 4 and 6).
+ * objops.c - object-operation benchmarks.
  *
  * bench-objops cycle --live N --per-page P --threads T --ops M
  *	N objects live (tracked) all the time, P per 4 KiB page (1: sparse,

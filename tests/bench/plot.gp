@@ -1,5 +1,5 @@
 # plot.gp - cost per object operation against live objects and against
-# objects per page (issue 6).  run-bench.py --plot writes the data and runs:
+# objects per page.  run-bench.py --plot writes the data and runs:
 #   gnuplot -e "datadir='DIR'; outfile='doc/bench-objops.png'; lo='1000'; hi='1000000'; \
 #               label='...'; basedir='BASELINE-DIR'; baselabel='kernel-style baseline'" plot.gp
 # (PNG when outfile ends in png, else SVG; basedir is optional).

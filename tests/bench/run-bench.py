@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""run-bench.py - run libodebug's benchmarks (issue 6) and print the figures
+"""run-bench.py - run libodebug's benchmarks and print the figures
 against the goals.
 
     tests/bench/run-bench.py --build BUILDDIR [--runs 5] [--plot] [--quick]

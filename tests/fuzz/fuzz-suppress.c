@@ -24,9 +24,9 @@ static unsigned int verdicts(void)
 	static const char *const ops[] = { "free", "init", "exit", "" };
 	unsigned int bits = 0, i;
 
-	strcpy(frames[0].func, "conn_close");
-	strcpy(frames[1].func, "");
-	strcpy(frames[2].func, "main");
+	frames[0].func = "conn_close";
+	frames[1].func = "";
+	frames[2].func = "main";
 	for (i = 0; i < 4; i++) {
 		bits = bits << 1 | odebug_suppress_match(types[i], ops[i], frames, 3);
 		bits = bits << 1 | odebug_suppress_match(types[i], ops[3 - i], NULL, 0);

@@ -1,7 +1,9 @@
 #!/bin/sh
 # Real programs from Debian packages under the odebug launcher (ODEBUG=1,
 # LD_PRELOAD=libodebug.so): the same output and exit status as without, and
-# no ODEBUG line at all.
+# no ODEBUG line at all, with every check on (check_pthread=1 and
+# check_sem=1 make each mutex, rwlock, condition variable and semaphore
+# operation go through the built-in types; see BENCHMARKS.md for how many).
 # usage: check-programs.sh LIBODEBUG [LAUNCHER]
 set -u
 lib=$(readlink -f "$1")
@@ -9,6 +11,8 @@ launcher=${2:+$(readlink -f "$2")}
 dir=$(mktemp -d /tmp/odebug-programs.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir" || exit 1
+ODEBUG_OPTIONS=${ODEBUG_OPTIONS:+$ODEBUG_OPTIONS:}check_pthread=1:check_sem=1
+export ODEBUG_OPTIONS
 failed=0 ran=0
 
 # Input files: text to sort and compress, a C file to compile, a git repo.
@@ -48,6 +52,8 @@ ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
 print(sorted(out.items()))'
 run "xz -T2" sh -c 'xz -T2 -3 -c big.txt | xz -d | md5sum'
 run "sort" sort -n -S 8M big.txt
+run "sort --parallel" sort --parallel=4 -S 64M -n big.txt
+run "zstd -T2" sh -c 'zstd -q -T2 -3 -c big.txt | zstd -q -d | md5sum'
 run "gcc" sh -c 'gcc -O2 -o hello hello.c && ./hello'
 run "git" sh -c 'rm -rf repo && git init -q repo && cd repo && cp ../hello.c . && git add hello.c &&
 	git -c user.name=t -c user.email=t@t commit -qm one && git log --format=%s && git status --short'

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fixture.h"
+#include "test-main.h"
 
 /* These tests touch pointers after a release and ask for absurd sizes on purpose. */
 #pragma GCC diagnostic ignored "-Wuse-after-free"
@@ -486,7 +487,7 @@ static void fork_with_busy_threads_never_deadlocks(void **state)
 	assert_int_equal(fixture_fork_frees(), 100);
 }
 
-int main(void)
+int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(free_of_struct_with_active_object_is_caught_at_the_free),
@@ -508,5 +509,6 @@ int main(void)
 		cmocka_unit_test(fork_with_busy_threads_never_deadlocks),
 	};
 
+	(void)argc, (void)argv;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

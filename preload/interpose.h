@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * interpose.h - defining an interposer of a versioned libc function.
+ *
+ * INTERPOSE(ret, name, tag, version, at, params, args, impl) defines
+ * odebug_i_<name>_<tag>, exported as <name><at> (at: "@@GLIBC_2.34" for
+ * the default version, "@GLIBC_2.2.5" for an older one), whose body is
+ * impl(next, args...): next is the same function at the same version in
+ * the next object (glibc), found with dlvsym.  Until found, next is a stub
+ * that finds it; our constructor finds them all, so that later calls (from
+ * a signal handler, say) never reach the loader.
+ */
+#ifndef ODEBUG_INTERPOSE_H
+#define ODEBUG_INTERPOSE_H
+
+#include "builtin.h"
+
+/* glibc's version nodes on this architecture (meson passes the baseline). */
+#ifndef ODEBUG_V_BASE
+#define ODEBUG_V_BASE "GLIBC_2.2.5"
+#endif
+#ifdef __x86_64__
+#define ODEBUG_V_COND "GLIBC_2.3.2"	/* the pre-2.3.2 condvar ABI is left alone */
+#else
+#define ODEBUG_V_COND ODEBUG_V_BASE
+#endif
+
+struct odebug_next_entry {
+	void **slot;
+	const char *name, *version;
+};
+void odebug_next_resolve(const struct odebug_next_entry *e);
+
+#define ODEBUG_ARGS(...) __VA_ARGS__
+
+#define INTERPOSE(ret, name, tag, version, at, params, args, impl)		\
+	static ret stub_##name##_##tag params;					\
+	static ret (*next_##name##_##tag) params = stub_##name##_##tag;		\
+	static const struct odebug_next_entry entry_##name##_##tag		\
+		__attribute__((used, section("odebug_next"), aligned(8))) =	\
+		{ (void **)&next_##name##_##tag, #name, version };		\
+	static ret stub_##name##_##tag params					\
+	{									\
+		odebug_next_resolve(&entry_##name##_##tag);			\
+		return next_##name##_##tag args;				\
+	}									\
+	ret odebug_i_##name##_##tag params ODEBUG_EXPORT;			\
+	ret odebug_i_##name##_##tag params					\
+	{									\
+		return impl(next_##name##_##tag, ODEBUG_ARGS args);		\
+	}									\
+	__asm__(".symver odebug_i_" #name "_" #tag "," #name at)
+
+/* The usual pair: the baseline version and glibc 2.34's default. */
+#define INTERPOSE_BASE_234(ret, name, params, args, impl)			\
+	INTERPOSE(ret, name, base, ODEBUG_V_BASE, "@" ODEBUG_V_BASE, params, args, impl); \
+	INTERPOSE(ret, name, 234, "GLIBC_2.34", "@@GLIBC_2.34", params, args, impl)
+
+/* The clock variants: 2.30, and 2.34's default. */
+#define INTERPOSE_230_234(ret, name, params, args, impl)			\
+	INTERPOSE(ret, name, 230, "GLIBC_2.30", "@GLIBC_2.30", params, args, impl); \
+	INTERPOSE(ret, name, 234, "GLIBC_2.34", "@@GLIBC_2.34", params, args, impl)
+
+/* C11 threads: 2.28, and 2.34's default. */
+#define INTERPOSE_228_234(ret, name, params, args, impl)			\
+	INTERPOSE(ret, name, 228, "GLIBC_2.28", "@GLIBC_2.28", params, args, impl); \
+	INTERPOSE(ret, name, 234, "GLIBC_2.34", "@@GLIBC_2.34", params, args, impl)
+
+/* Only the baseline (the pthread_mutex_lock family). */
+#define INTERPOSE_BASE(ret, name, params, args, impl)				\
+	INTERPOSE(ret, name, base, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, params, args, impl)
+
+#define ODEBUG_INLINE static inline __attribute__((always_inline))
+
+#endif /* ODEBUG_INTERPOSE_H */

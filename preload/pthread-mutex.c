@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread-mutex.c - the pthread_mutex_* interposers (lib/builtin.c has the
+ * state logic).  Each makes the real call and returns glibc's value with
+ * errno unchanged; disabled, each is one branch and a tail call.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "interpose.h"
+
+#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define D (&odebug_mutex_descr)
+
+/* After any lock call: the hold begins, or a refused lock is checked. */
+/* (errno: the fast paths leave it alone, the slow ones restore it.) */
+ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+{
+	int saved;
+
+	if (likely(r == 0)) {
+		/* A recursive mutex relocked by its owner is held already. */
+		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
+			odebug_b_lock(m, D, BOP_LOCK);
+		return;
+	}
+	saved = errno;
+	if (r == EOWNERDEAD)
+		odebug_b_owner_died(m, D);
+	else if (r == EINVAL)
+		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
+	errno = saved;
+}
+
+ODEBUG_INLINE int mutex_init(int (*next)(pthread_mutex_t *, const pthread_mutexattr_t *),
+			     pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	int saved;
+
+	if (likely(!ON))
+		return next(m, a);
+	saved = errno;
+	odebug_b_init(m, D);
+	errno = saved;
+	return next(m, a);
+}
+INTERPOSE_BASE(int, pthread_mutex_init, (pthread_mutex_t *m, const pthread_mutexattr_t *a),
+	       (m, a), mutex_init);
+
+ODEBUG_INLINE int mutex_destroy(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+{
+	int saved, before, r;
+
+	if (likely(!ON))
+		return next(m);
+	saved = errno;
+	before = odebug_builtin_step(m, D, BOP_PEEK, 0);
+	r = next(m);
+	odebug_b_mutex_destroy(m, r, before);
+	errno = saved;
+	return r;
+}
+INTERPOSE_BASE(int, pthread_mutex_destroy, (pthread_mutex_t *m), (m), mutex_destroy);
+
+ODEBUG_INLINE int mutex_lock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+{
+	int r;
+
+	if (likely(!ON))
+		return next(m);
+	r = next(m);
+	locked(m, r);
+	return r;
+}
+INTERPOSE_BASE(int, pthread_mutex_lock, (pthread_mutex_t *m), (m), mutex_lock);
+INTERPOSE_BASE_234(int, pthread_mutex_trylock, (pthread_mutex_t *m), (m), mutex_lock);
+
+ODEBUG_INLINE int mutex_timedlock(int (*next)(pthread_mutex_t *, const struct timespec *),
+				  pthread_mutex_t *m, const struct timespec *t)
+{
+	int r;
+
+	if (likely(!ON))
+		return next(m, t);
+	r = next(m, t);
+	locked(m, r);
+	return r;
+}
+INTERPOSE_BASE_234(int, pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *t),
+		   (m, t), mutex_timedlock);
+
+ODEBUG_INLINE int mutex_clocklock(int (*next)(pthread_mutex_t *, clockid_t, const struct timespec *),
+				  pthread_mutex_t *m, clockid_t c, const struct timespec *t)
+{
+	int r;
+
+	if (likely(!ON))
+		return next(m, c, t);
+	r = next(m, c, t);
+	locked(m, r);
+	return r;
+}
+INTERPOSE_230_234(int, pthread_mutex_clocklock,
+		  (pthread_mutex_t *m, clockid_t c, const struct timespec *t), (m, c, t),
+		  mutex_clocklock);
+
+ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+{
+	if (likely(!ON))
+		return next(m);
+	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
+	return next(m);
+}
+INTERPOSE_BASE(int, pthread_mutex_unlock, (pthread_mutex_t *m), (m), mutex_unlock);

@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread-rwlock.c - the pthread_rwlock_* interposers.  Read-held counts
+ * its readers in the active state; write-held is ACTIVE with none.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "interpose.h"
+
+#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define D (&odebug_rwlock_descr)
+
+ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
+{
+	int saved = errno;
+
+	if (likely(r == 0))
+		odebug_b_lock(rw, D, op);
+	else if (r == EINVAL)
+		odebug_b_use(rw, D, BOP_PEEK, 0, "lock");
+	errno = saved;
+}
+
+ODEBUG_INLINE int rwlock_init(int (*next)(pthread_rwlock_t *, const pthread_rwlockattr_t *),
+			      pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
+{
+	int saved;
+
+	if (likely(!ON))
+		return next(rw, a);
+	saved = errno;
+	odebug_b_init(rw, D);
+	errno = saved;
+	return next(rw, a);
+}
+INTERPOSE_BASE_234(int, pthread_rwlock_init,
+		   (pthread_rwlock_t *rw, const pthread_rwlockattr_t *a), (rw, a), rwlock_init);
+
+ODEBUG_INLINE int rwlock_destroy(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	int saved;
+
+	if (likely(!ON))
+		return next(rw);
+	saved = errno;
+	odebug_b_destroy(rw, D);
+	errno = saved;
+	return next(rw);
+}
+INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rwlock_destroy);
+
+#define LOCK_FN(fn, op)								\
+	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw) \
+	{									\
+		int r;								\
+										\
+		if (likely(!ON))						\
+			return next(rw);					\
+		r = next(rw);							\
+		locked(rw, r, op);						\
+		return r;							\
+	}
+LOCK_FN(rdlock, BOP_RDLOCK)
+LOCK_FN(wrlock, BOP_LOCK)
+INTERPOSE_BASE_234(int, pthread_rwlock_rdlock, (pthread_rwlock_t *rw), (rw), rdlock);
+INTERPOSE_BASE_234(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *rw), (rw), rdlock);
+INTERPOSE_BASE_234(int, pthread_rwlock_wrlock, (pthread_rwlock_t *rw), (rw), wrlock);
+INTERPOSE_BASE_234(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *rw), (rw), wrlock);
+
+#define TIMED_FN(fn, op)							\
+	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *, const struct timespec *), \
+			     pthread_rwlock_t *rw, const struct timespec *t)	\
+	{									\
+		int r;								\
+										\
+		if (likely(!ON))						\
+			return next(rw, t);					\
+		r = next(rw, t);						\
+		locked(rw, r, op);						\
+		return r;							\
+	}
+TIMED_FN(timedrdlock, BOP_RDLOCK)
+TIMED_FN(timedwrlock, BOP_LOCK)
+INTERPOSE_BASE_234(int, pthread_rwlock_timedrdlock,
+		   (pthread_rwlock_t *rw, const struct timespec *t), (rw, t), timedrdlock);
+INTERPOSE_BASE_234(int, pthread_rwlock_timedwrlock,
+		   (pthread_rwlock_t *rw, const struct timespec *t), (rw, t), timedwrlock);
+
+#define CLOCK_FN(fn, op)							\
+	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *, clockid_t, const struct timespec *), \
+			     pthread_rwlock_t *rw, clockid_t c, const struct timespec *t) \
+	{									\
+		int r;								\
+										\
+		if (likely(!ON))						\
+			return next(rw, c, t);					\
+		r = next(rw, c, t);						\
+		locked(rw, r, op);						\
+		return r;							\
+	}
+CLOCK_FN(clockrdlock, BOP_RDLOCK)
+CLOCK_FN(clockwrlock, BOP_LOCK)
+INTERPOSE_230_234(int, pthread_rwlock_clockrdlock,
+		  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t),
+		  clockrdlock);
+INTERPOSE_230_234(int, pthread_rwlock_clockwrlock,
+		  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t),
+		  clockwrlock);
+
+ODEBUG_INLINE int rwlock_unlock(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	int saved;
+
+	if (likely(!ON))
+		return next(rw);
+	saved = errno;
+	odebug_b_rwlock_unlock(rw);
+	errno = saved;
+	return next(rw);
+}
+INTERPOSE_BASE_234(int, pthread_rwlock_unlock, (pthread_rwlock_t *rw), (rw), rwlock_unlock);

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench-locks: what the built-in pthread_mutex type costs (issue 13).
+ * Not linked with libodebug: the same binary runs plain and under
+ * LD_PRELOAD=libodebug.so, with ODEBUG unset and set.
+ *
+ *   bench-locks pair [N]          uncontended lock+unlock of one cache-hot
+ *                                 mutex, N pairs (default 20 M): ns/pair
+ *   bench-locks spread LAYOUT [N] 4 threads, each N pairs (default 2 M) on
+ *                                 16 mutexes picked at random; LAYOUT
+ *                                 "array" (one array) or "page" (one
+ *                                 mutex per 4 KiB page): ns/pair per thread
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static pthread_mutex_t *locks[16];
+static long per_thread;
+static volatile long counter[16 * 8];
+
+static void *spread(void *arg)
+{
+	unsigned int seed = (unsigned int)(long)arg * 2654435761u + 1;
+
+	for (long i = 0; i < per_thread; i++) {
+		int k = (int)((seed = seed * 1103515245u + 12345u) >> 16) & 15;
+
+		pthread_mutex_lock(locks[k]);
+		counter[k * 8]++;
+		pthread_mutex_unlock(locks[k]);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "pair";
+	double t;
+
+	if (!strcmp(what, "pair")) {
+		long n = argc > 2 ? atol(argv[2]) : 20000000;
+		pthread_mutex_t *m = malloc(sizeof(*m));
+
+		pthread_mutex_init(m, NULL);
+		for (long i = 0; i < n / 10; i++) {	/* warm up */
+			pthread_mutex_lock(m);
+			pthread_mutex_unlock(m);
+		}
+		t = now();
+		for (long i = 0; i < n; i++) {
+			pthread_mutex_lock(m);
+			__asm__ volatile("" ::: "memory");
+			pthread_mutex_unlock(m);
+		}
+		t = now() - t;
+		printf("pair %.2f ns\n", t * 1e9 / n);
+		return 0;
+	}
+	if (!strcmp(what, "spread") && argc > 2) {
+		bool page = !strcmp(argv[2], "page");
+		pthread_t th[4];
+		char *mem;
+
+		per_thread = argc > 3 ? atol(argv[3]) : 2000000;
+		mem = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		for (int k = 0; k < 16; k++) {
+			locks[k] = (pthread_mutex_t *)(mem + (size_t)k * (page ? 4096 : sizeof(pthread_mutex_t)));
+			pthread_mutex_init(locks[k], NULL);
+		}
+		t = now();
+		for (long i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, spread, (void *)i);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		t = now() - t;
+		printf("spread %s %.2f ns\n", argv[2], t * 1e9 / per_thread);
+		return 0;
+	}
+	fprintf(stderr, "usage: bench-locks pair [N] | spread array|page [N]\n");
+	return 2;
+}

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread_mutex, the built-in type: what issue 13 says must be reported,
+ * by report text and counter, and what must stay silent.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "pt.h"
+
+/* Binaries built before glibc 2.34 bind trylock to the baseline node. */
+int trylock_225(pthread_mutex_t *m);
+__asm__(".symver trylock_225,pthread_mutex_trylock@GLIBC_2.2.5");
+int clocklock_230(pthread_mutex_t *m, clockid_t c, const struct timespec *t);
+__asm__(".symver clocklock_230,pthread_mutex_clocklock@GLIBC_2.30");
+
+struct job {
+	int id;
+	pthread_mutex_t lock;
+	char payload[40];
+};
+
+static void free_of_held_mutex_is_free_active_with_owner(void **state)
+{
+	struct job *j = calloc(1, sizeof(*j));
+	char owner[64];
+
+	(void)state;
+	pthread_mutex_init(&j->lock, NULL);
+	pthread_mutex_lock(&j->lock);
+	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", tid());
+	EXPECT_REPORT(free(j), "ODEBUG: free active", "object type: pthread_mutex", owner);
+}
+
+static pthread_mutex_t *held_elsewhere;
+static pthread_mutex_t release_holder = PTHREAD_MUTEX_INITIALIZER;
+static int holder_tid;
+
+static void *hold(void *arg)
+{
+	pthread_mutex_lock(arg);
+	__atomic_store_n(&holder_tid, tid(), __ATOMIC_RELEASE);
+	pthread_mutex_lock(&release_holder);	/* until the main thread is done */
+	pthread_mutex_unlock(&release_holder);
+	return NULL;
+}
+
+static void free_of_mutex_held_by_another_thread_names_that_thread(void **state)
+{
+	pthread_t t;
+	char owner[64];
+
+	(void)state;
+	held_elsewhere = malloc(sizeof(*held_elsewhere) + 64);
+	pthread_mutex_init(held_elsewhere, NULL);
+	pthread_mutex_lock(&release_holder);
+	holder_tid = 0;
+	pthread_create(&t, NULL, hold, held_elsewhere);
+	while (!__atomic_load_n(&holder_tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", holder_tid);
+	/* Checked as free() would, without freeing under the holder's feet. */
+	EXPECT_REPORT(debug_check_no_obj_freed(held_elsewhere, sizeof(*held_elsewhere)),
+		      "ODEBUG: free active", "pthread_mutex", owner);
+	pthread_mutex_unlock(&release_holder);
+	pthread_join(t, NULL);
+	free(held_elsewhere);
+}
+
+static void munmap_and_realloc_of_held_mutex_are_free_active(void **state)
+{
+	pthread_mutex_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	(void)state;
+	pthread_mutex_lock(&m[3]);
+	EXPECT_REPORT(munmap(m, 4096), "ODEBUG: free active", "pthread_mutex");
+	p = malloc(200);
+	pthread_mutex_init((pthread_mutex_t *)(p + 64), NULL);
+	pthread_mutex_lock((pthread_mutex_t *)(p + 64));
+	EXPECT_REPORT(p = realloc(p, 100000), "ODEBUG: free active", "pthread_mutex");
+	free(p);
+}
+
+static void *exit_holding_stack_mutex(void *arg)
+{
+	pthread_mutex_t m;
+
+	(void)arg;
+	pthread_mutex_init(&m, NULL);
+	pthread_mutex_lock(&m);
+	return NULL;
+}
+
+static void thread_exit_with_held_stack_mutex_is_free_active(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	EXPECT_REPORT((pthread_create(&t, NULL, exit_holding_stack_mutex, NULL),
+		       pthread_join(t, NULL)), "active", "pthread_mutex");
+}
+
+static void init_of_held_mutex_is_init_active(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+
+	(void)state;
+	pthread_mutex_lock(m);
+	EXPECT_REPORT(pthread_mutex_init(m, NULL), "ODEBUG: init active", "pthread_mutex");
+	/* glibc reset it; the table follows: unlocked now, lock and free are silent. */
+	EXPECT_SILENT((pthread_mutex_lock(m), pthread_mutex_unlock(m), free(m)));
+}
+
+static void destroy_of_held_mutex_is_destroy_active_and_glibc_says_ebusy(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	int r = 0;
+
+	(void)state;
+	pthread_mutex_lock(m);
+	errno = 1234;
+	EXPECT_REPORT(r = pthread_mutex_destroy(m), "ODEBUG: destroy active", "pthread_mutex");
+	assert_int_equal(r, EBUSY);
+	assert_int_equal(errno, 1234);
+	EXPECT_SILENT((pthread_mutex_unlock(m), pthread_mutex_destroy(m), free(m)));
+}
+
+static void use_of_destroyed_mutex_is_reported(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	int r = 0;
+
+	(void)state;
+	pthread_mutex_init(m, NULL);
+	pthread_mutex_destroy(m);
+	EXPECT_REPORT(r = pthread_mutex_lock(m), "ODEBUG: activate destroyed", "pthread_mutex");
+	assert_int_equal(r, EINVAL);
+	EXPECT_REPORT(r = pthread_mutex_trylock(m), "ODEBUG: activate destroyed");
+	assert_int_equal(r, EINVAL);
+	EXPECT_REPORT(pthread_mutex_unlock(m), "ODEBUG: unlock destroyed", "pthread_mutex");
+	EXPECT_REPORT(pthread_mutex_destroy(m), "ODEBUG: destroy destroyed");
+	free(m);
+}
+
+static void unlock_of_unlocked_mutex_is_reported(void **state)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_t *e = calloc(1, sizeof(*e));
+	pthread_mutexattr_t a;
+	int r = 0;
+
+	(void)state;
+	pthread_mutex_lock(&m);
+	pthread_mutex_unlock(&m);
+	EXPECT_REPORT(pthread_mutex_unlock(&m), "ODEBUG: unlock inactive", "pthread_mutex");
+	/* An error-checking mutex: glibc's EPERM comes back unchanged. */
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_init(e, &a);
+	EXPECT_REPORT(r = pthread_mutex_unlock(e), "ODEBUG: unlock initialized");
+	assert_int_equal(r, EPERM);
+	free(e);
+}
+
+static void lock_of_memory_that_holds_no_mutex_is_reported_once(void **state)
+{
+	char *p = malloc(128);
+	pthread_mutex_t *m = (pthread_mutex_t *)(p + 32);
+	int r = 0;
+
+	(void)state;
+	memset(p, 0x5a, 128);
+	m->__data.__lock = 0;
+	m->__data.__kind = 0x5a5a;	/* no kind glibc writes */
+	EXPECT_REPORT(r = pthread_mutex_lock(m), "ODEBUG: activate not available", "pthread_mutex");
+	assert_int_equal(r, EINVAL);
+	EXPECT_SILENT(pthread_mutex_lock(m));	/* tracked now: once is enough */
+	free(p);
+}
+
+/* --- what must stay silent ----------------------------------------- */
+
+static pthread_mutex_t s_normal = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t s_recursive = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t s_errorcheck = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+static pthread_mutex_t s_adaptive = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+
+static void static_initializers_and_zeroed_memory_are_silent(void **state)
+{
+	pthread_mutex_t *z = calloc(4, sizeof(*z));
+
+	(void)state;
+	EXPECT_SILENT({
+		pthread_mutex_t *all[] = { &s_normal, &s_recursive, &s_errorcheck, &s_adaptive,
+					   &z[0], &z[3] };
+		for (int i = 0; i < 6; i++) {
+			assert_int_equal(pthread_mutex_lock(all[i]), 0);
+			assert_int_equal(pthread_mutex_unlock(all[i]), 0);
+			assert_int_equal(pthread_mutex_trylock(all[i]), 0);
+			assert_int_equal(pthread_mutex_unlock(all[i]), 0);
+		}
+		free(z);
+	});
+	assert_int_equal(debug_object_get_state(&s_recursive), ODEBUG_STATE_INACTIVE);
+}
+
+static void recursive_relock_by_owner_is_silent(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+
+	(void)state;
+	EXPECT_SILENT({
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(m, &a);
+		for (int i = 0; i < 3; i++)
+			pthread_mutex_lock(m);
+		for (int i = 0; i < 3; i++)
+			pthread_mutex_unlock(m);
+		free(m);
+	});
+}
+
+static void trylock_failures_are_silent(void **state)
+{
+	pthread_t t;
+	int r = 0;
+
+	(void)state;
+	held_elsewhere = calloc(1, sizeof(*held_elsewhere));
+	pthread_mutex_lock(&release_holder);
+	holder_tid = 0;
+	pthread_create(&t, NULL, hold, held_elsewhere);
+	while (!__atomic_load_n(&holder_tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	EXPECT_SILENT(r = pthread_mutex_trylock(held_elsewhere));
+	assert_int_equal(r, EBUSY);
+	EXPECT_SILENT(r = trylock_225(held_elsewhere));	/* the 2.2.5 node */
+	assert_int_equal(r, EBUSY);
+	pthread_mutex_unlock(&release_holder);
+	pthread_join(t, NULL);
+	/* The holder exited holding it: the table still says held. */
+	EXPECT_REPORT(free(held_elsewhere), "ODEBUG: free active");
+}
+
+static void old_and_clock_nodes_are_checked_too(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	struct timespec ts = in_ms(100);
+
+	(void)state;
+	assert_int_equal(trylock_225(m), 0);
+	EXPECT_REPORT(pthread_mutex_init(m, NULL), "ODEBUG: init active");
+	assert_int_equal(clocklock_230(m, CLOCK_REALTIME, &ts), 0);
+	EXPECT_REPORT(free(m), "ODEBUG: free active");
+}
+
+static void *die_holding(void *arg)
+{
+	pthread_mutex_lock(arg);
+	return NULL;
+}
+
+static void robust_mutex_after_owner_died_is_silent(void **state)
+{
+	pthread_mutex_t *m = calloc(1, sizeof(*m));
+	pthread_t t;
+
+	(void)state;
+	EXPECT_SILENT({
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+		pthread_mutex_init(m, &a);
+		pthread_create(&t, NULL, die_holding, m);
+		pthread_join(t, NULL);
+		assert_int_equal(pthread_mutex_lock(m), EOWNERDEAD);
+		pthread_mutex_consistent(m);
+		pthread_mutex_unlock(m);
+		pthread_mutex_lock(m);
+		pthread_mutex_unlock(m);
+		pthread_mutex_destroy(m);
+		free(m);
+	});
+}
+
+static int __attribute__((noinline)) stack_mutex_call(int i)
+{
+	pthread_mutex_t m;
+	volatile int x = i;
+
+	pthread_mutex_init(&m, NULL);
+	pthread_mutex_lock(&m);
+	x++;
+	pthread_mutex_unlock(&m);
+	return x;
+}
+
+static void stack_mutex_never_destroyed_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT(for (int i = 0; i < 10; i++) stack_mutex_call(i));
+}
+
+static void initialised_never_destroyed_then_freed_and_reinit_after_destroy_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		pthread_mutex_t *m = malloc(sizeof(*m));
+
+		pthread_mutex_init(m, NULL);
+		pthread_mutex_lock(m);
+		pthread_mutex_unlock(m);
+		free(m);
+		m = malloc(sizeof(*m));
+		pthread_mutex_init(m, NULL);
+		pthread_mutex_destroy(m);
+		pthread_mutex_init(m, NULL);	/* POSIX allows it */
+		pthread_mutex_lock(m);
+		pthread_mutex_unlock(m);
+		pthread_mutex_destroy(m);
+		free(m);
+	});
+}
+
+static void child_reinitialising_lock_held_at_fork_is_silent(void **state)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pthread_mutex_lock(&m);
+	pid = fork();
+	if (pid == 0) {
+		struct debug_objects_stats before = stats_now(), after;
+
+		pthread_mutex_init(&m, NULL);	/* as allocators' child handlers do */
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		after = stats_now();
+		_exit(after.warnings == before.warnings ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pthread_mutex_unlock(&m);
+}
+
+static void process_shared_mutex_in_shared_memory(void **state)
+{
+	pthread_mutex_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int status;
+	pid_t pid;
+
+	(void)state;
+	EXPECT_SILENT({
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+		pthread_mutex_init(m, &a);
+		pid = fork();
+		if (pid == 0) {
+			pthread_mutex_lock(m);
+			usleep(20000);
+			pthread_mutex_unlock(m);
+			_exit(0);
+		}
+		usleep(5000);
+		pthread_mutex_lock(m);
+		pthread_mutex_unlock(m);
+		waitpid(pid, &status, 0);
+	});
+	/* What this process holds is checked as usual. */
+	pthread_mutex_lock(m);
+	EXPECT_REPORT(munmap(m, 4096), "ODEBUG: free active", "pthread_mutex");
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(free_of_held_mutex_is_free_active_with_owner),
+		cmocka_unit_test(free_of_mutex_held_by_another_thread_names_that_thread),
+		cmocka_unit_test(munmap_and_realloc_of_held_mutex_are_free_active),
+		cmocka_unit_test(thread_exit_with_held_stack_mutex_is_free_active),
+		cmocka_unit_test(init_of_held_mutex_is_init_active),
+		cmocka_unit_test(destroy_of_held_mutex_is_destroy_active_and_glibc_says_ebusy),
+		cmocka_unit_test(use_of_destroyed_mutex_is_reported),
+		cmocka_unit_test(unlock_of_unlocked_mutex_is_reported),
+		cmocka_unit_test(lock_of_memory_that_holds_no_mutex_is_reported_once),
+		cmocka_unit_test(static_initializers_and_zeroed_memory_are_silent),
+		cmocka_unit_test(recursive_relock_by_owner_is_silent),
+		cmocka_unit_test(trylock_failures_are_silent),
+		cmocka_unit_test(old_and_clock_nodes_are_checked_too),
+		cmocka_unit_test(robust_mutex_after_owner_died_is_silent),
+		cmocka_unit_test(stack_mutex_never_destroyed_is_silent),
+		cmocka_unit_test(initialised_never_destroyed_then_freed_and_reinit_after_destroy_are_silent),
+		cmocka_unit_test(child_reinitialising_lock_held_at_fork_is_silent),
+		cmocka_unit_test(process_shared_mutex_in_shared_memory),
+	};
+
+	(void)argc;
+	(void)argv;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
