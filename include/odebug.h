@@ -141,6 +141,14 @@ enum debug_obj_state debug_object_get_state(const void *addr);
 size_t debug_objects_get_stats(struct debug_objects_stats *stats, size_t size);
 void debug_objects_print_stats(int fd);
 
+/* Since 1.1: for debuggers (debug_object_print(3)). */
+void debug_object_print(const void *addr, int fd);
+void debug_objects_report_hook(const char *op, const void *addr, const char *type);
+/* Since 1.1: for shims that annotate a library from outside (odebug-shim(7)). */
+int debug_object_rearm(void *addr, const struct debug_obj_descr *descr);
+void debug_object_init_auto(void *addr, const struct debug_obj_descr *descr);
+bool debug_object_on_stack(const void *addr);
+bool debug_objects_skip_module(const void *addr);
 /*
  * __debug_objects_on - nonzero while an annotation call may have work to do:
  * libodebug is on, or has not decided yet (before its constructor ran).
@@ -214,6 +222,11 @@ static inline bool debug_objects_enabled(void) { return false; }
 static inline enum debug_obj_state debug_object_get_state(const void *addr) { (void)addr; return ODEBUG_STATE_NOTAVAILABLE; }
 static inline size_t debug_objects_get_stats(struct debug_objects_stats *stats, size_t size) { (void)stats; (void)size; return 0; }
 static inline void debug_objects_print_stats(int fd) { (void)fd; }
+static inline void debug_object_print(const void *addr, int fd) { (void)addr; (void)fd; }
+static inline int debug_object_rearm(void *addr, const struct debug_obj_descr *descr) { (void)addr; (void)descr; return 0; }
+static inline void debug_object_init_auto(void *addr, const struct debug_obj_descr *descr) { (void)addr; (void)descr; }
+static inline bool debug_object_on_stack(const void *addr) { (void)addr; return false; }
+static inline bool debug_objects_skip_module(const void *addr) { (void)addr; return false; }
 
 #endif /* ODEBUG_DISABLE */
 

@@ -76,6 +76,9 @@ void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_trac
 	o->state = odebug_tracker_state(t);
 	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
+	o->flags = 0;
+	o->type_name = NULL;
+	o->module = NULL;
 }
 
 /* fork(): the child must find no lock held by a thread it does not have. */

@@ -275,6 +275,7 @@ ODEBUG_EXPORT void debug_object_init(void *addr, const struct debug_obj_descr *d
 {
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_init"))
 		return;
+	odebug_check_returned();
 	object_init(addr, descr, false);
 }
 
@@ -293,7 +294,9 @@ ODEBUG_EXPORT void debug_object_init_on_stack(void *addr,
 {
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_init_on_stack"))
 		return;
+	odebug_check_returned();
 	object_init(addr, descr, true);
+	odebug_stack_mark((uintptr_t)addr);
 	odebug_stack_watch_exit();
 }
 
@@ -307,15 +310,9 @@ static bool tracked(void *addr)
 	return found;
 }
 
-/**
- * debug_object_activate - debug checks when an object is activated
- * @addr:	address of the object
- * @descr:	pointer to an object specific debug description structure
- *
- * Returns 0 for success, -EINVAL for check failed (or, when enabled, for
- * a NULL object or descriptor).  Disabled, it always returns 0.
- */
-ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
+static inline __attribute__((always_inline)) int
+activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 {
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
@@ -326,8 +323,9 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 
 	if (!odebug_on())
 		return 0;
-	if (bad_call(addr, descr, "debug_object_activate"))
+	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
 		return -EINVAL;
+	odebug_check_returned();
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
@@ -343,6 +341,11 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 			print_note(addr, &note);
 			return 0;
 		case ODEBUG_STATE_ACTIVE:
+			if (rearm) {
+				odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
+				unlock_bucket(b);
+				return 0;
+			}
 			return misuse(b, t, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		default:	/* DESTROYED */
 			misuse(b, t, "activate", NULL, addr);
@@ -368,6 +371,35 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 }
 
 /**
+ * debug_object_activate - debug checks when an object is activated
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * Returns 0 for success, -EINVAL for check failed (or, when enabled, for
+ * a NULL object or descriptor).  Disabled, it always returns 0.
+ */
+ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr *descr)
+{
+	return activate(addr, descr, false);
+}
+
+/**
+ * debug_object_rearm - activate, accepting an object already active
+ * @addr:	address of the object
+ * @descr:	pointer to an object specific debug description structure
+ *
+ * For APIs where arming an armed object is legal (re-adding a pending
+ * event, re-arming a timer): an ACTIVE object stays ACTIVE without a
+ * report, its activation origin updated; in one locked step, unlike
+ * get_state followed by activate.  Everything else is as
+ * debug_object_activate.
+ */
+ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *descr)
+{
+	return activate(addr, descr, true);
+}
+
+/**
  * debug_object_deactivate - debug checks when an object is deactivated
  * @addr:	address of the object
  * @descr:	pointer to an object specific debug description structure
@@ -382,6 +414,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -421,6 +454,7 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_destroy"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -458,6 +492,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -491,6 +526,7 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_assert_init"))
 		return;
+	odebug_check_returned();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 		unlock_bucket(b);
@@ -522,6 +558,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_active_state"))
 		return;
+	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -660,6 +697,7 @@ ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
 
 	if (!odebug_on() || !odebug_opt.check_free || !size)
 		return;
+	odebug_check_returned();
 	if (end < start)	/* wraps: up to the top of the address space */
 		end = UINTPTR_MAX;
 	odebug_check_range(start, end);

@@ -79,7 +79,23 @@ struct odebug_snapshot {
 	unsigned int astate;
 	enum debug_obj_state state;
 	uint32_t init_stack, activate_stack;
+	unsigned int flags;		/* ODEBUG_SNAP_* */
+	const char *type_name;		/* set: used instead of descr->name */
+	const char *module;		/* ODEBUG_SNAP_UNLOADED: its path */
 };
+
+/*
+ * The object's memory is gone or reused: its frame returned (FRAME_GONE),
+ * or its module was unloaded (UNLOADED; the descriptor may be gone too).
+ * No debug_hint is called and no fixup follows.
+ */
+#define ODEBUG_SNAP_FRAME_GONE	1u
+#define ODEBUG_SNAP_UNLOADED	2u
+
+static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
+{
+	return o->type_name ? o->type_name : o->descr->name;
+}
 
 /* The most frames a stack is captured or printed with (stack_depth's max). */
 #define ODEBUG_MAX_FRAMES 128
@@ -155,6 +171,7 @@ struct odebug_options {
 	unsigned long report_active_at_exit;
 	unsigned long print_stats;
 	unsigned long help;
+	unsigned long verbosity;
 };
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
@@ -279,6 +296,16 @@ static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 	odebug_guard_exit();
 }
 
+/* Never waits (debug_object_print from a debugger): false when held. */
+static inline bool odebug_bucket_trylock(struct odebug_bucket *b)
+{
+	odebug_guard_enter();
+	if (odebug_spin_trylock(&b->lock))
+		return true;
+	odebug_guard_exit();
+	return false;
+}
+
 /* bucket.c */
 bool odebug_buckets_init(void);
 void odebug_buckets_fini(void);
@@ -329,6 +356,27 @@ static inline void odebug_check_range(uintptr_t start, uintptr_t end)
 }
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
 
+/* "unload.c": memory gone without a fixup's chance (dlclose, returned frames) */
+void odebug_drop_range(uintptr_t start, uintptr_t end,
+		       bool (*describe)(struct odebug_snapshot *o, void *arg), void *arg);
+#define ODEBUG_UNLOAD_RANGES	8
+#define ODEBUG_UNLOAD_OBJS	32
+struct odebug_unload {
+	int nranges;
+	uintptr_t lo[ODEBUG_UNLOAD_RANGES], hi[ODEBUG_UNLOAD_RANGES];
+	char module[256];
+	bool any;			/* anything tracked in the ranges */
+	int nobjs;
+	unsigned long more;		/* active trackers not copied */
+	struct {
+		uintptr_t addr;
+		const struct debug_obj_descr *descr;	/* compared, never read after */
+		char name[48];
+	} objs[ODEBUG_UNLOAD_OBJS];
+};
+void odebug_unload_before(struct odebug_unload *u);
+void odebug_unload_after(struct odebug_unload *u);
+
 /* "report.c": what a misuse looks like, and what follows it */
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
@@ -336,6 +384,7 @@ extern const struct debug_obj_descr *odebug_quiet_descr;
 void odebug_report_init(void);
 void odebug_report_lock(void);
 void odebug_report_unlock(void);
+bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
 
@@ -385,12 +434,37 @@ bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
 int odebug_backtrace_skip(void *const *pcs, int n);
+bool odebug_backtrace_skip_module(const void *addr);
+void odebug_backtrace_skip_through(const void *fn);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
 void odebug_stack_watch_exit(void);
+extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
+void odebug_stack_mark(uintptr_t addr);
+void odebug_stack_check_returned(uintptr_t sp);
+
+/*
+ * At each entry point (after odebug_on()): did the caller's frames return
+ * over an on-stack object?  One compare unless an on-stack object of this
+ * thread may lie below the caller's frame.
+ */
+#define odebug_check_returned()	odebug_check_returned_above(0)
+
+/*
+ * @above: bytes known to lie between this frame and the caller's stack
+ * pointer (other frames of ours); 0 in an entry point, where the frame
+ * address plus the saved frame pointer and return address is the caller's
+ * stack pointer (x86-64) or below it.
+ */
+#define odebug_check_returned_above(above)					\
+	do {									\
+		uintptr_t sp_ = (uintptr_t)__builtin_frame_address(0) + 16 + (above); \
+		if (unlikely(sp_ > odebug_onstack_low))				\
+			odebug_stack_check_returned(sp_);			\
+	} while (0)
 
 /* "selftest.c" */
 bool odebug_selftest(void);

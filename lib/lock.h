@@ -60,6 +60,15 @@ static inline void odebug_mutex_lock(odebug_mutex_t *lock)
 		odebug_mutex_lock_slow(lock);
 }
 
+/* Never waits (debug_object_print): true when taken. */
+static inline bool odebug_mutex_trylock(odebug_mutex_t *lock)
+{
+	int expected = 0;
+
+	return atomic_compare_exchange_strong_explicit(&lock->v, &expected, 1,
+			memory_order_acquire, memory_order_relaxed);
+}
+
 static inline void odebug_mutex_unlock(odebug_mutex_t *lock)
 {
 	if (__builtin_expect(atomic_exchange_explicit(&lock->v, 0, memory_order_release) == 2, 0))

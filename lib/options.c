@@ -75,6 +75,8 @@ static const struct option_desc options[] = {
 	    "print the statistics table at exit"),
 	NUM(help, 0, 0, 1,
 	    "print this table at start"),
+	NUM(verbosity, 0, 0, 1,
+	    "1: print configuration notices (e.g. a sanitizer's free hook in use)"),
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))

@@ -75,6 +75,12 @@ void odebug_report_lock(void)
 	odebug_mutex_lock(&report_mutex);
 }
 
+/* For debug_object_print: never waits. */
+bool odebug_report_trylock(void)
+{
+	return odebug_mutex_trylock(&report_mutex);
+}
+
 void odebug_report_unlock(void)
 {
 	odebug_mutex_unlock(&report_mutex);
@@ -240,6 +246,22 @@ static void put_owner(struct odebug_buf *b, const struct report *r)
 	}
 }
 
+/* Why there is no hint and no fixup: the object's memory is gone. */
+static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
+{
+	if (o->flags & ODEBUG_SNAP_FRAME_GONE) {
+		odebug_puts(b, "ODEBUG: the object was on this thread's stack in a frame that has "
+			    "returned; its memory may be reused: no hint, no fixup, tracking dropped");
+		odebug_puts(b, odebug_opt.origins ? "\n" :
+			    " (origins=1 shows where it was initialised and activated)\n");
+	}
+	if (o->flags & ODEBUG_SNAP_UNLOADED) {
+		odebug_puts(b, "ODEBUG: the object was in ");
+		put_bounded(b, o->module ? o->module : "a module", 256);
+		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
+	}
+}
+
 static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 {
 	const struct odebug_snapshot *o = r->o;
@@ -253,13 +275,14 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, ") object: ");
 	odebug_put_hex(b, o->addr);
 	odebug_puts(b, " object type: ");
-	put_bounded(b, o->descr->name, TYPE_CAP);
+	put_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
 	odebug_puts(b, " hint: ");
 	if (r->hint)
 		put_symbol(b, r->hint);
 	else
 		odebug_put_hex(b, 0);
 	odebug_putc(b, '\n');
+	put_gone_line(b, o);
 	put_thread_line(b);
 	put_owner(b, r);
 	put_text_stack(b, NULL, frames, r->nframes, limit);
@@ -391,7 +414,13 @@ static void format_json(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, ",\"address\":");
 	put_json_hex(b, o->addr);
 	odebug_puts(b, ",\"type\":");
-	put_json_bounded(b, o->descr->name, TYPE_CAP);
+	put_json_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
+	if (o->flags & ODEBUG_SNAP_FRAME_GONE)
+		odebug_puts(b, ",\"frame_gone\":true");
+	if (o->flags & ODEBUG_SNAP_UNLOADED) {
+		odebug_puts(b, ",\"unloaded_module\":");
+		put_json_bounded(b, o->module ? o->module : "", 256);
+	}
 	odebug_puts(b, ",\"hint\":");
 	if (r->hint) {
 		struct odebug_buf hb;
@@ -510,7 +539,7 @@ static uint64_t stack_key(const struct odebug_snapshot *o, const char *op,
 	uint64_t h = 0xcbf29ce484222325ull;
 	int i;
 
-	h = (h ^ (uintptr_t)o->descr->name) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)odebug_snapshot_type(o)) * 0x100000001b3ull;
 	h = (h ^ (uintptr_t)op) * 0x100000001b3ull;
 	for (i = 0; i < n; i++)
 		h = (h ^ (uintptr_t)pcs[i]) * 0x100000001b3ull;
@@ -525,13 +554,13 @@ static bool is_suppressed(const struct odebug_snapshot *o, const char *op,
 	bool verdict;
 
 	if (!odebug_suppress_needs_frames())
-		return odebug_suppress_match(o->descr->name, op, NULL, 0);
+		return odebug_suppress_match(odebug_snapshot_type(o), op, NULL, 0);
 	key = stack_key(o, op, pcs, npcs);
 	slot = (unsigned int)(key >> 32) % VERDICTS;
 	if (verdicts[slot].key == key)
 		return verdicts[slot].suppressed;
 	*nframes = name_stack(pcs, npcs, frames);
-	verdict = odebug_suppress_match(o->descr->name, op, frames, *nframes);
+	verdict = odebug_suppress_match(odebug_snapshot_type(o), op, frames, *nframes);
 	verdicts[slot].key = key;
 	verdicts[slot].suppressed = verdict;
 	return verdict;
@@ -558,14 +587,18 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON && !odebug_selftesting())
 		return;
 	odebug_inc(&odebug_warnings);
-	if (o->descr == odebug_quiet_descr)
+	if (o->descr == odebug_quiet_descr && !o->type_name)
 		return;
 	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();		/* counted only: no lock, no backtrace */
 		return;
 	}
-	if (in_report)
-		return;	/* a report from inside a report (a signal handler) */
+	if (in_report) {
+		/* a report from inside a report (a signal handler) */
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
+		return;
+	}
 	in_report = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 
@@ -576,7 +609,8 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
-	if (o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
+	if (!(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
+	    o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
 
 	saved_errno = errno;	/* the symboliser's system calls may fail */
@@ -609,8 +643,10 @@ out:
 	errno = saved_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
-	if (!suppressed)
+	if (!suppressed) {
+		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();
+	}
 }
 
 /**

@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -19,6 +20,13 @@
 /* This thread's stack, looked up once (stack_hi == 1: unknown). */
 static ODEBUG_TLS uintptr_t stack_lo, stack_hi;
 static ODEBUG_TLS int exit_watched;
+
+/*
+ * The lowest address on this thread's stack where an on-stack object may
+ * still be tracked (UINTPTR_MAX: none).  A call into libodebug from a frame
+ * above it may find objects of frames that have returned.
+ */
+ODEBUG_TLS uintptr_t odebug_onstack_low = UINTPTR_MAX;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 
@@ -84,4 +92,59 @@ void odebug_stack_watch_exit(void)
 	odebug_guard_enter();
 	pthread_setspecific(exit_key, (void *)1);
 	odebug_guard_exit();
+}
+
+/* debug_object_init_on_stack: an object at @addr, if on this stack. */
+void odebug_stack_mark(uintptr_t addr)
+{
+	if (addr >= stack_lo && addr < stack_hi && addr < odebug_onstack_low)
+		odebug_onstack_low = addr;
+}
+
+/*
+ * A tracker below the caller's stack pointer belongs to a frame that has
+ * returned: its memory may be overwritten already, so it is reported from
+ * the tracker alone (no hint, no fixup) and dropped; inactive ones go
+ * silently.
+ */
+static bool describe_gone(struct odebug_snapshot *o, void *arg)
+{
+	(void)arg;
+	o->flags = ODEBUG_SNAP_FRAME_GONE;
+	return true;
+}
+
+/**
+ * odebug_stack_check_returned - on-stack objects of frames that returned
+ * @sp:	the stack pointer of the caller of libodebug (an address in the
+ *	frame of our entry point will do: nothing of the caller's lies below)
+ *
+ * Called when @sp is above odebug_onstack_low.  Objects below @sp on this
+ * thread's stack are in frames that are gone, unless the caller is not
+ * running on this thread's stack at all (a coroutine stack, or a signal
+ * handler on an alternate stack): then every frame of the thread's stack
+ * is suspended, not gone, and nothing is checked.
+ */
+void odebug_stack_check_returned(uintptr_t sp)
+{
+	uintptr_t lo = odebug_onstack_low;
+	stack_t ss;
+
+	if (sp <= stack_lo || sp > stack_hi)
+		return;			/* another stack: frames are suspended */
+	if (lo < stack_lo)
+		lo = stack_lo;
+	if (!odebug_range_may_hold(lo, sp)) {
+		odebug_onstack_low = sp;	/* freed before it returned */
+		return;
+	}
+	odebug_guard_enter();
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+		odebug_guard_exit();
+		return;			/* an alternate stack carved from this one */
+	}
+	odebug_guard_exit();
+	/* Before reporting: a signal handler's call below sp must not rescan. */
+	odebug_onstack_low = sp;
+	odebug_drop_range(lo, sp, describe_gone, NULL);
 }

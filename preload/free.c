@@ -25,6 +25,7 @@ __attribute__((noinline)) static void check_block(void *p)
 
 	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
+	odebug_check_returned_above(sizeof(void *));	/* free's return address */
 	size = odebug_next_usable_size(p);	/* errno: odebug_check_range() */
 	if (size && size < SANE_BLOCK_SIZE)
 		odebug_check_range((uintptr_t)p, (uintptr_t)p + size);

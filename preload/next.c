@@ -32,6 +32,9 @@ int (*odebug_next_munmap)(void *addr, size_t len) = raw_munmap;
 void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 			    int flags, void *new_addr) = raw_mremap;
 size_t (*odebug_next_usable_size)(void *p);
+/* Until resolved (a dlclose from another library's constructor): look it up. */
+static int lazy_dlclose(void *handle);
+int (*odebug_next_dlclose)(void *handle) = lazy_dlclose;
 size_t odebug_page_size = 4096;
 
 static ODEBUG_TLS int resolving;
@@ -77,6 +80,17 @@ static void *bootstrap_realloc(void *p, size_t size)
 	return odebug_next_realloc(p, size);
 }
 
+static int lazy_dlclose(void *handle)
+{
+	int (*fn)(void *) = NULL;
+
+	*(void **)&fn = next("dlclose");
+	if (!fn)
+		return -1;
+	odebug_next_dlclose = fn;
+	return fn(handle);
+}
+
 static int raw_munmap(void *addr, size_t len)
 {
 	return (int)syscall(SYS_munmap, addr, len);
@@ -100,6 +114,8 @@ static void resolve_all(void)
 		*(void **)&odebug_next_munmap = fn;
 	if ((fn = next("mremap")))
 		*(void **)&odebug_next_mremap = fn;
+	if ((fn = next("dlclose")))
+		*(void **)&odebug_next_dlclose = fn;
 }
 
 /*
@@ -122,6 +138,8 @@ static void check_binding(void)
 	fn(NULL);
 	if (odebug_free_reached)
 		return;
+	if (odebug_sanitizer_init())
+		return;		/* a sanitizer's free(): checked from its hook */
 	if (dladdr((void *)fn, &seen) && dladdr((void *)check_binding, &self) &&
 	    seen.dli_fbase == self.dli_fbase) {
 		odebug_message("free() is redirected away from libodebug (under valgrind, "

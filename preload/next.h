@@ -14,7 +14,13 @@ extern int (*odebug_next_munmap)(void *addr, size_t len);
 extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 				   int flags, void *new_addr);
 extern size_t (*odebug_next_usable_size)(void *p);
+extern int (*odebug_next_dlclose)(void *handle);
 extern size_t odebug_page_size;
 extern ODEBUG_TLS int odebug_free_reached;
+
+
+/* "sanitizer.c": heap blocks checked from a sanitizer runtime's free hook */
+#include <stdbool.h>
+bool odebug_sanitizer_init(void);
 
 #endif

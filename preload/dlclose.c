@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dlclose.c - a module unloaded with active objects in its data or bss
+ * (the kernel checks a module's memory when it is unloaded).
+ *
+ * Before the real dlclose(), the active trackers in the module's writable
+ * segments are copied (lib/unload.c); after it, if the module is gone from
+ * the link map, those still active are reported from the copy and every
+ * tracker in the segments is dropped.  A dlclose() that only drops a
+ * reference, and a module whose destructors deactivated their objects,
+ * give no report.  No libodebug lock is held across any loader call.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <string.h>
+
+#include "internal.h"
+#include "next.h"
+
+struct find {
+	uintptr_t base;
+	const char *name;
+	struct odebug_unload *u;	/* NULL: only say whether it is there */
+	bool found;
+};
+
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find *f = data;
+	int i;
+
+	(void)size;
+	if (info->dlpi_addr != f->base || !info->dlpi_name ||
+	    strcmp(info->dlpi_name, f->name))
+		return 0;
+	f->found = true;
+	for (i = 0; f->u && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) ||
+		    f->u->nranges == ODEBUG_UNLOAD_RANGES)
+			continue;
+		f->u->lo[f->u->nranges] = info->dlpi_addr + ph->p_vaddr;
+		f->u->hi[f->u->nranges] = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		f->u->nranges++;
+	}
+	return 1;
+}
+
+ODEBUG_EXPORT int dlclose(void *handle)
+{
+	struct odebug_unload u;
+	struct link_map *lm = NULL;
+	struct find f;
+	int ret;
+
+	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard ||
+	    !odebug_tracking_any() || !odebug_opt.check_free ||
+	    !*(void *volatile *)&handle)	/* declared nonnull, but callers err */
+		return odebug_next_dlclose(handle);
+	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name || !lm->l_name[0])
+		return odebug_next_dlclose(handle);	/* the program itself: never unloaded */
+	u.nranges = 0;
+	strncpy(u.module, lm->l_name, sizeof(u.module) - 1);
+	u.module[sizeof(u.module) - 1] = '\0';
+	f = (struct find){ lm->l_addr, u.module, &u, false };
+	dl_iterate_phdr(find_module, &f);
+	odebug_unload_before(&u);
+	ret = odebug_next_dlclose(handle);
+	if (ret || !u.any)
+		return ret;
+	f = (struct find){ f.base, u.module, NULL, false };
+	dl_iterate_phdr(find_module, &f);
+	if (!f.found)
+		odebug_unload_after(&u);
+	return ret;
+}

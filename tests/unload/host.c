@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host.c - dlopen()s the plugin, starts it and unloads it.
+ * usage: host PLUGIN leak|clean|twice
+ *   leak:  dlclose() unloads the module while its object is active
+ *   clean: the module's destructor deactivates the object first
+ *   twice: opened twice; the first dlclose() does not unload it
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "odebug.h"
+
+/* Looked up: the LD_PRELOAD build of this host does not link libodebug. */
+static int state_of(void *obj)
+{
+	enum debug_obj_state (*get)(const void *);
+
+	*(void **)&get = dlsym(RTLD_DEFAULT, "debug_object_get_state");
+	return get ? (int)get(obj) : -1;
+}
+
+void unload_plugin(void *handle);
+void unload_plugin(void *handle)
+{
+	if (dlclose(handle))
+		printf("dlclose: %s\n", dlerror());
+}
+
+int main(int argc, char **argv)
+{
+	void (*start)(int);
+	void *(*object)(void);
+	void *h, *h2 = NULL, *obj;
+
+	setvbuf(stdout, NULL, _IONBF, 0);	/* in order with the reports */
+	if (argc != 3)
+		return 2;
+	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		printf("dlopen: %s\n", dlerror());
+		return 2;
+	}
+	*(void **)&start = dlsym(h, "plugin_start");
+	*(void **)&object = dlsym(h, "plugin_object");
+	start(!strcmp(argv[2], "clean"));
+	obj = object();
+	if (!strcmp(argv[2], "twice")) {
+		h2 = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+		unload_plugin(h);
+		printf("after the first dlclose: state %d\n", state_of(obj));
+		h = h2;
+	}
+	unload_plugin(h);
+	printf("after dlclose: state %d\n", state_of(obj));
+	return 0;
+}
