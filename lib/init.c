@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <ucontext.h>
 
 #include "builtin.h"
 #include "internal.h"
@@ -189,6 +190,43 @@ static enum odebug_mode start(void)
 }
 
 /*
+ * start() runs on a stack of its own, mapped for the start and unmapped
+ * after: loading and priming libunwind and the selftest need more stack
+ * than a caller may have (the first call can come from a signal handler on
+ * a 16 KiB sigaltstack, or a coroutine), and a report may use at most
+ * 16 KiB of the caller's stack (RELIABILITY.md).  Under the start lock, so
+ * the context and the result need no more locking.
+ */
+#define START_STACK_SIZE (256 * 1024)
+static ucontext_t start_caller, start_context;
+static enum odebug_mode start_result;
+
+static void start_trampoline(void)
+{
+	start_result = start();
+}
+
+static enum odebug_mode start_on_own_stack(void)
+{
+	void *stack = odebug_map(START_STACK_SIZE);
+
+	if (!stack || getcontext(&start_context)) {
+		if (stack)
+			odebug_unmap(stack, START_STACK_SIZE);
+		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
+		return ODEBUG_MODE_OFF;
+	}
+	start_context.uc_stack.ss_sp = stack;
+	start_context.uc_stack.ss_size = START_STACK_SIZE;
+	start_context.uc_link = &start_caller;
+	makecontext(&start_context, start_trampoline, 0);
+	if (swapcontext(&start_caller, &start_context))
+		start_result = ODEBUG_MODE_OFF;
+	odebug_unmap(stack, START_STACK_SIZE);
+	return start_result;
+}
+
+/*
  * Decide once, then start once.  A second thread waits for the first; the
  * thread deciding or starting (re-entering through the selftest or a
  * free() made by dlopen) sees the mode as it stands.
@@ -231,7 +269,7 @@ bool odebug_start_slow(void)
 	start_lock_take();
 	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
 		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);
-		set_mode(start());
+		set_mode(start_on_own_stack());
 		__atomic_store_n(&start_owner, 0, __ATOMIC_RELAXED);
 	}
 	start_lock_drop();
