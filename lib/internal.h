@@ -159,6 +159,8 @@ struct odebug_options {
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
 void odebug_options_help(void);
+#define ODEBUG_QUOTE_LEN (64 * 4 + 4)
+const char *odebug_quote(char *dst, const char *s, size_t len);
 
 /* "prim.c": the only file that talks to the kernel directly */
 void *odebug_map(size_t size);
