@@ -79,6 +79,7 @@ struct odebug_snapshot {
 	unsigned int astate;
 	enum debug_obj_state state;
 	uint32_t init_stack, activate_stack;
+	bool dead;		/* the object's memory is gone: never call debug_hint on it */
 };
 
 /* The most frames a stack is captured or printed with (stack_depth's max). */
@@ -330,6 +331,7 @@ static inline void odebug_check_range(uintptr_t start, uintptr_t end)
 		odebug_check_range_slow(start, end);
 }
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
+void odebug_check_range_dead(uintptr_t start, uintptr_t end);
 
 /* "report.c": what a misuse looks like, and what follows it */
 void odebug_report(const struct odebug_snapshot *o, const char *op);

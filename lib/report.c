@@ -576,7 +576,8 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
-	if (o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
+	if (!o->dead && o->descr->debug_hint &&
+	    odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
 
 	saved_errno = errno;	/* the symboliser's system calls may fail */

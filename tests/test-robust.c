@@ -29,10 +29,91 @@ static void one_report(void)
 	debug_object_deactivate(obj, &bare_descr);	/* untracked: one report */
 }
 
+/* --- the thread-exit check on dead stack memory ------------------- */
+
+struct conn {
+	int *refs;		/* followed by the fixup, as an event library's delete */
+	char pad[24];
+};
+
+static int fixups_run, hints_run;
+
+static bool conn_fixup_free(void *addr, enum debug_obj_state state)
+{
+	struct conn *c = addr;
+
+	(void)state;
+	fixups_run++;
+	(*c->refs)--;
+	return true;
+}
+
+static void *conn_hint(void *addr)
+{
+	hints_run++;
+	return *(void **)addr;
+}
+
+static const struct debug_obj_descr conn_descr = {
+	.name = "dead_conn", .debug_hint = conn_hint, .fixup_free = conn_fixup_free,
+};
+
+/* Leaves an active on-stack object behind (the bug this test plants). */
+__attribute__((noinline)) static void arm_on_stack(void)
+{
+	static int refs = 1;
+	struct conn c;
+
+	c.refs = &refs;
+	debug_object_init_on_stack(&c, &conn_descr);
+	debug_object_activate(&c, &conn_descr);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Later calls reuse the stack: the object's bytes are garbage now. */
+__attribute__((noinline)) static void scribble(void)
+{
+	char buf[8192];
+
+	memset(buf, 0x41, sizeof(buf));
+	__asm__ volatile("" :: "r"(buf) : "memory");
+}
+
+static void *dead_stack_thread(void *arg)
+{
+	arm_on_stack();
+	scribble();
+	return arg;
+}
+
+static __thread char tls_obj[16];
+
+static void *tls_thread(void *arg)
+{
+	char local[16];
+
+	debug_object_init(tls_obj, &bare_descr);	/* not on the stack */
+	debug_object_free(tls_obj, &bare_descr);
+	debug_object_init(local, &bare_descr);		/* on it, not annotated */
+	debug_object_free(local, &bare_descr);
+	return arg;
+}
+
 static void child(const char *name)
 {
+	pthread_t t;
+
 	if (!strcmp(name, "one"))
 		one_report();
+	if (!strcmp(name, "dead-stack")) {
+		pthread_create(&t, NULL, dead_stack_thread, NULL);
+		pthread_join(t, NULL);
+		fprintf(stderr, "fixups=%d hints=%d\n", fixups_run, hints_run);
+	}
+	if (!strcmp(name, "tls")) {
+		pthread_create(&t, NULL, tls_thread, NULL);
+		pthread_join(t, NULL);
+	}
 	fprintf(stderr, "child done\n");
 }
 
@@ -103,11 +184,41 @@ static void binary_suppressions_file_prints_a_bounded_number_of_lines(void **sta
 	unlink(file);
 }
 
+/* Issue 12 item 12: report only, from the snapshot, at thread exit. */
+static void thread_exit_check_never_calls_into_dead_stack_memory(void **state)
+{
+	int status;
+	char *out = run(&status, "dead-stack", "");
+
+	(void)state;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "ODEBUG: free active (active state 0) object: 0x"), 1);
+	assert_int_equal(count_lines_with(out, "object type: dead_conn hint: 0x0"), 1);
+	assert_int_equal(count_lines_with(out, "fixups=0 hints=0"), 1);
+	assert_int_equal(count_lines_with(out, "child done"), 1);
+	free(out);
+}
+
+/* A __thread object of another thread is not on its stack; a local is. */
+static void thread_local_object_gets_no_stack_note(void **state)
+{
+	int status;
+	char *out = run(&status, "tls", "");
+
+	(void)state;
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "NOT annotated"), 1);
+	assert_int_equal(count_lines_with(out, "child done"), 1);
+	free(out);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(suppressions_that_are_not_files_say_so_in_one_line),
 		cmocka_unit_test(binary_suppressions_file_prints_a_bounded_number_of_lines),
+		cmocka_unit_test(thread_exit_check_never_calls_into_dead_stack_memory),
+		cmocka_unit_test(thread_local_object_gets_no_stack_note),
 	};
 	const char *dir = getenv("ODEBUG_TEST_TMPDIR");
 	int rc;
