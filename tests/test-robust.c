@@ -99,10 +99,39 @@ static void *tls_thread(void *arg)
 	return arg;
 }
 
+/* Plant something at log.<our pid> before the first report opens it. */
+static void plant_log(const char *what)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/log.%d", tmpdir, (int)getpid());
+	if (!strcmp(what, "fifo") || !strcmp(what, "fifo-reader")) {
+		if (mkfifo(path, 0600))
+			exit(9);
+		if (!strcmp(what, "fifo-reader") && open(path, O_RDONLY | O_NONBLOCK) < 0)
+			exit(9);
+		return;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	if (fd < 0)
+		exit(9);
+	if (!strcmp(what, "readable") && fchmod(fd, 0644))
+		exit(9);
+	if (!strcmp(what, "foreign") && fchown(fd, 65534, 65534))
+		exit(9);
+	close(fd);
+}
+
 static void child(const char *name)
 {
 	pthread_t t;
 
+	alarm(20);	/* a hang is a failure, not a stuck test */
+	if (!strncmp(name, "log-", 4)) {
+		plant_log(name + 4);
+		one_report();
+	}
 	if (!strcmp(name, "one"))
 		one_report();
 	if (!strcmp(name, "dead-stack")) {
@@ -212,6 +241,86 @@ static void thread_local_object_gets_no_stack_note(void **state)
 	free(out);
 }
 
+/* --- log_path: FIFOs, planted files, symlinked directories (item 10) - */
+
+static char *log_run(int *status, const char *scenario, const char *prefix)
+{
+	char opts[256];
+
+	snprintf(opts, sizeof(opts), "log_path=%s", prefix);
+	return run(status, scenario, opts);
+}
+
+static void assert_refused_to_stderr(const char *out, int status, const char *why)
+{
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "ODEBUG: cannot open log file "), 1);
+	assert_int_equal(count_lines_with(out, why), 1);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 1);
+	assert_int_equal(count_lines_with(out, "child done"), 1);
+}
+
+static void log_path_at_a_fifo_never_hangs(void **state)
+{
+	char prefix[128];
+	int status;
+	char *out;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "%s/log", tmpdir);
+	out = log_run(&status, "log-fifo", prefix);
+	assert_refused_to_stderr(out, status, "(ENXIO); reports go to stderr");
+	free(out);
+	out = log_run(&status, "log-fifo-reader", prefix);
+	assert_refused_to_stderr(out, status, "(not a regular file); reports go to stderr");
+	free(out);
+	assert_int_equal(system("rm -f /tmp/odebug-robust-*/log.*"), 0);
+}
+
+static void log_path_refuses_a_planted_file(void **state)
+{
+	char prefix[128];
+	int status;
+	char *out;
+
+	(void)state;
+	snprintf(prefix, sizeof(prefix), "%s/log", tmpdir);
+	out = log_run(&status, "log-readable", prefix);
+	assert_refused_to_stderr(out, status, "(open to other users); reports go to stderr");
+	free(out);
+	if (geteuid() == 0) {	/* only root can plant a file owned by another user */
+		out = log_run(&status, "log-foreign", prefix);
+		assert_refused_to_stderr(out, status, "(owned by another user); reports go to stderr");
+		free(out);
+	}
+	out = log_run(&status, "log-private", prefix);	/* ours, 0600: appended to */
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "ODEBUG"), 0);
+	free(out);
+	assert_int_equal(system("rm -f /tmp/odebug-robust-*/log.*"), 0);
+}
+
+static void log_path_follows_no_symlinked_directory(void **state)
+{
+	char real[128], link[160], prefix[192], cmd[256];
+	int status;
+	char *out;
+
+	(void)state;
+	snprintf(real, sizeof(real), "%s/real", tmpdir);
+	snprintf(link, sizeof(link), "%s/link", tmpdir);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink(real, link), 0);
+	snprintf(prefix, sizeof(prefix), "%s/log", link);
+	out = log_run(&status, "one", prefix);
+	assert_refused_to_stderr(out, status, "(ELOOP); reports go to stderr");
+	free(out);
+	snprintf(cmd, sizeof(cmd), "test -z \"$(ls %s)\"", real);
+	assert_int_equal(system(cmd), 0);	/* nothing written through the link */
+	unlink(link);
+	rmdir(real);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -219,6 +328,9 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(binary_suppressions_file_prints_a_bounded_number_of_lines),
 		cmocka_unit_test(thread_exit_check_never_calls_into_dead_stack_memory),
 		cmocka_unit_test(thread_local_object_gets_no_stack_note),
+		cmocka_unit_test(log_path_at_a_fifo_never_hangs),
+		cmocka_unit_test(log_path_refuses_a_planted_file),
+		cmocka_unit_test(log_path_follows_no_symlinked_directory),
 	};
 	const char *dir = getenv("ODEBUG_TEST_TMPDIR");
 	int rc;
