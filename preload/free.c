@@ -9,8 +9,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "next.h"
@@ -46,15 +48,47 @@ ODEBUG_EXPORT void free(void *p)
 }
 
 /*
- * C ends the old object's lifetime even when realloc keeps the address, and
- * checking afterwards would race with another thread reusing the block:
- * the whole old block is checked first.  realloc(p, 0) frees p (glibc).
+ * A realloc that fails releases nothing: p is still the program's, with
+ * its objects.  C ends the old object's lifetime even when realloc keeps
+ * the address, and checking afterwards would race with another thread
+ * reusing the block, so a block that holds a tracker is not handed to the
+ * allocator's realloc at all: the new block is allocated first, and only
+ * once that succeeded is the old one checked (its objects still readable
+ * by the fixups), copied and freed.  A block without trackers, and a size
+ * the allocator refuses before looking at p (over PTRDIFF_MAX), go straight
+ * through.  realloc(p, 0) frees p (glibc): a checked free.
  */
+__attribute__((noinline)) static void *checked_realloc(void *p, size_t size)
+{
+	size_t old;
+	void *q;
+
+	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size ||
+	    size > PTRDIFF_MAX)
+		return odebug_next_realloc(p, size);
+	if (!size) {
+		check_block(p);
+		return odebug_next_realloc(p, size);
+	}
+	old = odebug_next_usable_size(p);
+	if (!old || old >= SANE_BLOCK_SIZE ||
+	    !odebug_range_may_hold((uintptr_t)p, (uintptr_t)p + old) ||
+	    !odebug_range_tracked((uintptr_t)p, (uintptr_t)p + old))
+		return odebug_next_realloc(p, size);
+	q = malloc(size);	/* the allocator's own: ours is never interposed */
+	if (!q)
+		return NULL;	/* errno is the allocator's ENOMEM */
+	odebug_check_range((uintptr_t)p, (uintptr_t)p + old);
+	memcpy(q, p, old < size ? old : size);
+	odebug_next_free(p);
+	return q;
+}
+
 ODEBUG_EXPORT void *realloc(void *p, size_t size)
 {
 	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p &&
 	    odebug_tracking_any())
-		check_block(p);
+		return checked_realloc(p, size);
 	return odebug_next_realloc(p, size);
 }
 
