@@ -75,6 +75,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 		.addr = (uintptr_t)addr, .descr = descr,
 		.astate = 0, .state = ODEBUG_STATE_NOTAVAILABLE,
 		.init_stack = 0, .activate_stack = 0,
+		.name = descr->name,	/* the caller's: live */
 	};
 
 	odebug_report(&o, op);
@@ -176,6 +177,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_POOL_EMPTY;
 		return NULL;
 	}
+	odebug_descr_note(descr);	/* what a report needs if its module goes */
 	t->addr = (uintptr_t)addr;
 	t->descr_state = (uintptr_t)descr | state;
 	odebug_insert(b, t);
@@ -590,10 +592,12 @@ repeat:
 		unlock_bucket(b);
 		odebug_trackers_put(dropped);
 		checked += cnt;
+		odebug_descr_resolve(&o);	/* its module may be gone */
 		odebug_report(&o, "free");
 		if (rc->dead)
 			goto repeat;
-		fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+		if (!o.dead)
+			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
 		/*
 		 * The kernel rescans until the fixup made the object
 		 * inactive, forever if it never does; the tracker goes now,

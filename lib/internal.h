@@ -80,6 +80,7 @@ struct odebug_snapshot {
 	enum debug_obj_state state;
 	uint32_t init_stack, activate_stack;
 	bool dead;		/* the object's memory is gone: never call debug_hint on it */
+	const char *name;	/* the type to print; NULL until odebug_descr_resolve() */
 };
 
 /* The most frames a stack is captured or printed with (stack_depth's max). */
@@ -342,6 +343,19 @@ void odebug_report_lock(void);
 void odebug_report_unlock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
+
+/* "descr.c": descriptors whose module may have been dlclose'd */
+void odebug_descr_note_slow(const struct debug_obj_descr *d);
+extern __thread const struct debug_obj_descr *odebug_descr_last
+	__attribute__((tls_model("initial-exec")));
+
+/* Register @d when a tracker is made: a compare, unless the descriptor changed. */
+static inline void odebug_descr_note(const struct debug_obj_descr *d)
+{
+	if (unlikely(odebug_descr_last != d))
+		odebug_descr_note_slow(d);
+}
+void odebug_descr_resolve(struct odebug_snapshot *o);
 
 /* "sink.c": stderr, a log file, or syslog */
 void odebug_sink_write(const char *text, size_t len);

@@ -257,7 +257,7 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, ") object: ");
 	odebug_put_hex(b, o->addr);
 	odebug_puts(b, " object type: ");
-	put_bounded(b, o->descr->name, TYPE_CAP);
+	put_bounded(b, o->name, TYPE_CAP);
 	odebug_puts(b, " hint: ");
 	if (r->hint)
 		put_symbol(b, r->hint);
@@ -395,7 +395,7 @@ static void format_json(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, ",\"address\":");
 	put_json_hex(b, o->addr);
 	odebug_puts(b, ",\"type\":");
-	put_json_bounded(b, o->descr->name, TYPE_CAP);
+	put_json_bounded(b, o->name, TYPE_CAP);
 	odebug_puts(b, ",\"hint\":");
 	if (r->hint) {
 		struct odebug_buf hb;
@@ -514,7 +514,7 @@ static uint64_t stack_key(const struct odebug_snapshot *o, const char *op,
 	uint64_t h = 0xcbf29ce484222325ull;
 	int i;
 
-	h = (h ^ (uintptr_t)o->descr->name) * 0x100000001b3ull;
+	h = (h ^ (uintptr_t)o->name) * 0x100000001b3ull;
 	h = (h ^ (uintptr_t)op) * 0x100000001b3ull;
 	for (i = 0; i < n; i++)
 		h = (h ^ (uintptr_t)pcs[i]) * 0x100000001b3ull;
@@ -529,13 +529,13 @@ static bool is_suppressed(const struct odebug_snapshot *o, const char *op,
 	bool verdict;
 
 	if (!odebug_suppress_needs_frames())
-		return odebug_suppress_match(o->descr->name, op, NULL, 0);
+		return odebug_suppress_match(o->name, op, NULL, 0);
 	key = stack_key(o, op, pcs, npcs);
 	slot = (unsigned int)(key >> 32) % VERDICTS;
 	if (verdicts[slot].key == key)
 		return verdicts[slot].suppressed;
 	*nframes = name_stack(pcs, npcs, frames);
-	verdict = odebug_suppress_match(o->descr->name, op, frames, *nframes);
+	verdict = odebug_suppress_match(o->name, op, frames, *nframes);
 	verdicts[slot].key = key;
 	verdicts[slot].suppressed = verdict;
 	return verdict;
@@ -550,8 +550,10 @@ static void act_on_error(void)
 		_exit(odebug_opt.exitcode ? (int)odebug_opt.exitcode : 1);
 }
 
-static void report(const struct odebug_snapshot *o, const char *op, bool culprit)
+static void report(const struct odebug_snapshot *snap, const char *op, bool culprit)
 {
+	struct odebug_snapshot resolved = *snap;
+	const struct odebug_snapshot *o = &resolved;
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
@@ -578,6 +580,8 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	 * and debug_hint is the program's code; neither may wait on the
 	 * loader's lock while we hold one that a dlclose() destructor needs.
 	 */
+	if (!resolved.name)	/* a tracker's descriptor: its module may be gone */
+		odebug_descr_resolve(&resolved);
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
 	if (!o->dead && o->descr->debug_hint &&
