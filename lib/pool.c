@@ -119,7 +119,7 @@ static void note_peak(unsigned long used)
 	if (used > odebug_load(&max_used))
 		odebug_stat_max(&max_used, used);
 	if (carved - 1 >= used && carved - 1 - used < min_free)
-		min_free = carved - 1 - used;
+		odebug_store(&min_free, carved - 1 - used);
 }
 
 /*
@@ -142,9 +142,16 @@ static void fold(void)
 	cache.allocs = cache.frees = 0;
 	cache.peak = 0;
 	if (peak > 0) {
-		odebug_pool_lock();
-		note_peak((unsigned long)((long)(a - f) - net + peak));
-		odebug_pool_unlock();
+		unsigned long used = (unsigned long)((long)(a - f) - net + peak);
+		unsigned long avail = odebug_load(&carved) - 1;
+
+		/* A new peak only: most folds take no lock. */
+		if (used > odebug_load(&max_used) ||
+		    (avail >= used && avail - used < odebug_load(&min_free))) {
+			odebug_pool_lock();
+			note_peak(used);
+			odebug_pool_unlock();
+		}
 	}
 }
 
@@ -373,7 +380,7 @@ void odebug_pool_stats(struct debug_objects_stats *s)
 void odebug_pool_restore(const struct debug_objects_stats *s)
 {
 	odebug_pool_lock();
-	min_free = s->pool_min_free;
+	odebug_store(&min_free, s->pool_min_free);
 	odebug_store(&max_used, s->pool_max_used);
 	odebug_store(&allocated, s->objs_allocated);
 	odebug_store(&freed, s->objs_freed);
