@@ -74,9 +74,10 @@ static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
 
 	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
 		/* No process_vm_readv (seccomp): is each page mapped? */
-		uintptr_t p = (uintptr_t)addr & ~(uintptr_t)(ODEBUG_CHUNK_SIZE - 1);
+		uintptr_t page = (uintptr_t)getpagesize();
+		uintptr_t p = (uintptr_t)addr & ~(page - 1);
 
-		for (; p < (uintptr_t)addr + len; p += ODEBUG_CHUNK_SIZE)
+		for (; p < (uintptr_t)addr + len; p += page)
 			if (msync((void *)p, 1, MS_ASYNC) && errno == ENOMEM)
 				return false;
 		memcpy(dst, addr, len);
