@@ -163,6 +163,10 @@ void odebug_options_parse(const char *text);
 void odebug_options_help(void);
 #define ODEBUG_QUOTE_LEN (64 * 4 + 4)
 const char *odebug_quote(char *dst, const char *s, size_t len);
+/* A path from an option, with room for a ".<pid>" suffix: whole. */
+#define ODEBUG_QUOTE_PATH_KEEP	(ODEBUG_OPT_STRLEN + 24)
+#define ODEBUG_QUOTE_PATH_LEN	(ODEBUG_QUOTE_PATH_KEEP * 4 + 4)
+const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len);
 
 /* "prim.c": the only file that talks to the kernel directly */
 void *odebug_map(size_t size);

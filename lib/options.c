@@ -138,19 +138,19 @@ static bool parse_number(const char *s, size_t len, unsigned long *out)
 }
 
 /**
- * odebug_quote - user input made fit for a one-line message
- * @dst:	ODEBUG_QUOTE_LEN bytes
+ * odebug_quote_n - user input made fit for a one-line message
+ * @dst:	4 * @keep + 4 bytes
  *
- * At most 64 bytes of @s are kept ("..." says more followed); control
+ * At most @keep bytes of @s are kept ("..." says more followed); control
  * bytes are written as \xNN, so a value cannot break the line or drive
  * the terminal.
  */
-const char *odebug_quote(char *dst, const char *s, size_t len)
+const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	size_t i, n = 0;
 
-	for (i = 0; i < len && i < 64; i++) {
+	for (i = 0; i < len && i < keep; i++) {
 		unsigned char c = (unsigned char)s[i];
 
 		if (c < 0x20 || c == 0x7f || c == '\\') {
@@ -168,6 +168,12 @@ const char *odebug_quote(char *dst, const char *s, size_t len)
 	}
 	dst[n] = '\0';
 	return dst;
+}
+
+/* An option value or key: 64 bytes kept (ODEBUG_QUOTE_LEN). */
+const char *odebug_quote(char *dst, const char *s, size_t len)
+{
+	return odebug_quote_n(dst, 64, s, len);
 }
 
 static const char *dec(char *dst, unsigned long v)

@@ -144,9 +144,12 @@ static void open_log(void)
 		fd = -1;
 	}
 	if (fd < 0) {
+		static char quoted[ODEBUG_QUOTE_PATH_LEN];	/* under the report lock */
+
 		log_failed = true;
-		odebug_message("cannot open log file ", path, " (", why ? why : "error",
-			       "); reports go to stderr", (char *)NULL);
+		odebug_message("cannot open log file ",
+			       odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path)),
+			       " (", why ? why : "error", "); reports go to stderr", (char *)NULL);
 		return;
 	}
 	fcntl(fd, F_SETFL, O_APPEND);	/* a regular file: blocking writes again */

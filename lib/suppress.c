@@ -121,16 +121,17 @@ static void add_line(const char *file, unsigned long lineno, char *line, char *e
  */
 void odebug_suppress_init(void)
 {
-	static char text[MAX_FILE + 1];
-	const char *file = odebug_opt.suppressions, *why;
+	static char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
+	const char *path = odebug_opt.suppressions, *why;
+	const char *file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
 	size_t len = 0;
 	struct stat st;
 	int fd;
 
-	if (!file[0])
+	if (!path[0])
 		return;
 	/* Non-blocking: a FIFO must not hang the program's start. */
-	fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		goto unreadable;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

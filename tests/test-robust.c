@@ -321,6 +321,21 @@ static void log_path_follows_no_symlinked_directory(void **state)
 	rmdir(real);
 }
 
+/* Paths from options are echoed escaped, like every other input. */
+static void paths_in_messages_are_escaped(void **state)
+{
+	int status;
+	char *out;
+
+	(void)state;
+	out = run(&status, "one", "log_path=/nonexistent-\x1b[2J/log:suppressions=/nonexistent-\x1b[2J/s");
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "cannot open log file /nonexistent-\\x1b[2J/log."), 1);
+	assert_int_equal(count_lines_with(out, "cannot read suppressions file /nonexistent-\\x1b[2J/s (ENOENT)"), 1);
+	assert_null(strchr(out, '\x1b'));
+	free(out);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -331,6 +346,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(log_path_at_a_fifo_never_hangs),
 		cmocka_unit_test(log_path_refuses_a_planted_file),
 		cmocka_unit_test(log_path_follows_no_symlinked_directory),
+		cmocka_unit_test(paths_in_messages_are_escaped),
 	};
 	const char *dir = getenv("ODEBUG_TEST_TMPDIR");
 	int rc;
