@@ -7,7 +7,7 @@ lib=$1 prog=$2
 dir=$(mktemp -d) || exit 1
 trap 'rm -rf "$dir"' EXIT
 fail=0
-for case in 0 1 2 3 4 5 7 8 9 10 11 12 13; do
+for case in 0 1 2 3 4 5 7 8 9 10 11 12 13 14 15; do
 	ODEBUG=0 LD_PRELOAD="$lib" "$prog" $case >"$dir/out0" 2>"$dir/err0"
 	rc0=$?
 	ODEBUG=1 LD_PRELOAD="$lib" "$prog" $case >"$dir/out1" 2>"$dir/err1"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Invalid frees (issue 12 item 7), one per run: check-invalid-free.sh runs
+ * Invalid frees and reallocs (issue 12 item 7), one per run: check-invalid-free.sh runs
  * each with ODEBUG=0 and ODEBUG=1 and wants the same exit status and the
  * same stderr, the next allocator's own diagnosis.  An object is tracked
  * first, so that free() takes libodebug's checking path.
@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 	case 11: release(p); release(p); break;		/* double free */
 	case 12: release((void *)(uintptr_t)0x10000); break;	/* unmapped */
 	case 13: release((char *)fake_chunk(0, 0x41) + 8); break;
+	case 14: sink = realloc(p + 1, 200); break;	/* realloc: the same checks */
+	case 15: sink = realloc(fake_chunk(0, 0x4141414141414140ull), 200); break;
 	default: return 2;
 	}
 	printf("returned\n");
