@@ -70,6 +70,8 @@ void odebug_trackers_put(uint32_t list)
 
 void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
 {
+	o->dead = false;
+	o->name = NULL;		/* the tracker's descriptor: resolved before use */
 	o->addr = t->addr;
 	o->descr = odebug_tracker_descr(t);
 	o->astate = t->astate;

@@ -75,6 +75,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 		.addr = (uintptr_t)addr, .descr = descr,
 		.astate = 0, .state = ODEBUG_STATE_NOTAVAILABLE,
 		.init_stack = 0, .activate_stack = 0,
+		.name = descr->name,	/* the caller's: live */
 	};
 
 	odebug_report(&o, op);
@@ -176,6 +177,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_POOL_EMPTY;
 		return NULL;
 	}
+	odebug_descr_note(descr);	/* what a report needs if its module goes */
 	t->addr = (uintptr_t)addr;
 	t->descr_state = (uintptr_t)descr | state;
 	odebug_insert(b, t);
@@ -588,14 +590,24 @@ static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 		odebug_pool_free(t);
 }
 
+/* A free check in progress: trackers visited, and whether the memory is dead. */
+struct range_check {
+	unsigned long checked;
+	bool dead;
+};
+
 /*
  * Check the @chains of one bucket for trackers whose object starts in
  * [start, end): ACTIVE ones are reported and fixed up, the others dropped
- * silently.  Adds the number of trackers visited to *@ctx.
+ * silently.  When the memory is already dead (a thread's stack at its
+ * exit, long after the objects' functions returned), ACTIVE ones are
+ * reported from the snapshot and dropped: no fixup or debug_hint reads
+ * bytes that are no longer the object.  Adds the trackers visited to @ctx.
  */
 static bool check_bucket(struct odebug_bucket *b, uint64_t chains,
 			 uintptr_t start, uintptr_t end, void *ctx)
 {
+	struct range_check *rc = ctx;
 	struct odebug_tracker *t;
 	struct odebug_snapshot o;
 	unsigned long cnt, checked = 0;
@@ -608,11 +620,21 @@ repeat:
 	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
 	if (t) {
 		odebug_tracker_snapshot(&o, t);
+		if (rc->dead) {		/* report only: the tracker goes now */
+			o.dead = true;
+			odebug_remove(b, t);
+			t->hnext = dropped;
+			dropped = odebug_tracker_index(t);
+		}
 		unlock_bucket(b);
 		odebug_trackers_put(dropped);
 		checked += cnt;
+		odebug_descr_resolve(&o);	/* its module may be gone */
 		odebug_report(&o, "free");
-		fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+		if (rc->dead)
+			goto repeat;
+		if (!o.dead)
+			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
 		/*
 		 * The kernel rescans until the fixup made the object
 		 * inactive, forever if it never does; the tracker goes now,
@@ -625,8 +647,21 @@ repeat:
 	odebug_trackers_put(dropped);
 	if (cnt > odebug_load(&odebug_max_chain))
 		odebug_stat_max(&odebug_max_chain, cnt);
-	*(unsigned long *)ctx += checked + cnt;
+	rc->checked += checked + cnt;
 	return false;
+}
+
+static void check_range(uintptr_t start, uintptr_t end, bool dead)
+{
+	struct range_check rc = { 0, dead };
+	int saved;
+
+	/* free() and munmap() must not change errno: reports and fixups may. */
+	saved = errno;
+	odebug_table_visit(start, end, check_bucket, &rc);
+	errno = saved;
+	if (rc.checked > odebug_load(&odebug_max_checked))
+		odebug_stat_max(&odebug_max_checked, rc.checked);
 }
 
 /*
@@ -635,15 +670,14 @@ repeat:
  */
 void odebug_check_range_slow(uintptr_t start, uintptr_t end)
 {
-	unsigned long checked = 0;
-	int saved;
+	check_range(start, end, false);
+}
 
-	/* free() and munmap() must not change errno: reports and fixups may. */
-	saved = errno;
-	odebug_table_visit(start, end, check_bucket, &checked);
-	errno = saved;
-	if (checked > odebug_load(&odebug_max_checked))
-		odebug_stat_max(&odebug_max_checked, checked);
+/* The check of memory that is already dead: report only (see check_bucket). */
+void odebug_check_range_dead(uintptr_t start, uintptr_t end)
+{
+	if (odebug_range_may_hold(start, end))
+		check_range(start, end, true);
 }
 
 struct range {

@@ -118,13 +118,14 @@ static void fork_child(void)
 static bool wanted(void)
 {
 	const char *v = odebug_getenv("ODEBUG");
+	char quoted[ODEBUG_QUOTE_LEN];
 
 	if (!v || !*v || !strcmp(v, "0"))
 		return false;
 	if (!strcmp(v, "1"))
 		return true;
-	odebug_message("ODEBUG='", v, "' is not 0 or 1; libodebug stays disabled",
-		       (char *)NULL);
+	odebug_message("ODEBUG='", odebug_quote(quoted, v, strnlen(v, 65)),
+		       "' is not 0 or 1; libodebug stays disabled", (char *)NULL);
 	return false;
 }
 

@@ -82,6 +82,8 @@ struct odebug_snapshot {
 	unsigned int flags;		/* ODEBUG_SNAP_* */
 	const char *type_name;		/* set: used instead of descr->name */
 	const char *module;		/* ODEBUG_SNAP_UNLOADED: its path */
+	bool dead;		/* the object's memory is gone: never call debug_hint on it */
+	const char *name;	/* the type to print; NULL until odebug_descr_resolve() */
 };
 
 /*
@@ -94,7 +96,9 @@ struct odebug_snapshot {
 
 static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
 {
-	return o->type_name ? o->type_name : o->descr->name;
+	if (o->type_name)
+		return o->type_name;
+	return o->name ? o->name : o->descr->name;
 }
 
 /* The most frames a stack is captured or printed with (stack_depth's max). */
@@ -176,6 +180,12 @@ struct odebug_options {
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
 void odebug_options_help(void);
+#define ODEBUG_QUOTE_LEN (64 * 4 + 4)
+const char *odebug_quote(char *dst, const char *s, size_t len);
+/* A path from an option, with room for a ".<pid>" suffix: whole. */
+#define ODEBUG_QUOTE_PATH_KEEP	(ODEBUG_OPT_STRLEN + 24)
+#define ODEBUG_QUOTE_PATH_LEN	(ODEBUG_QUOTE_PATH_KEEP * 4 + 4)
+const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len);
 
 /* "prim.c": the only file that talks to the kernel directly */
 void *odebug_map(size_t size);
@@ -355,6 +365,7 @@ static inline void odebug_check_range(uintptr_t start, uintptr_t end)
 		odebug_check_range_slow(start, end);
 }
 bool odebug_range_tracked(uintptr_t start, uintptr_t end);
+void odebug_check_range_dead(uintptr_t start, uintptr_t end);
 
 /* "unload.c": memory gone without a fixup's chance (dlclose, returned frames) */
 void odebug_drop_range(uintptr_t start, uintptr_t end,
@@ -387,6 +398,19 @@ void odebug_report_unlock(void);
 bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
+
+/* "descr.c": descriptors whose module may have been dlclose'd */
+void odebug_descr_note_slow(const struct debug_obj_descr *d);
+extern __thread const struct debug_obj_descr *odebug_descr_last
+	__attribute__((tls_model("initial-exec")));
+
+/* Register @d when a tracker is made: a compare, unless the descriptor changed. */
+static inline void odebug_descr_note(const struct debug_obj_descr *d)
+{
+	if (unlikely(odebug_descr_last != d))
+		odebug_descr_note_slow(d);
+}
+void odebug_descr_resolve(struct odebug_snapshot *o);
 
 /* "sink.c": stderr, a log file, or syslog */
 void odebug_sink_write(const char *text, size_t len);

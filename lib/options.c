@@ -36,12 +36,19 @@ struct option_desc {
 
 static const char *const formats[] = { "text", "json", NULL };
 
+/*
+ * Trackers are named by a 32-bit index and index 0 is never used: a larger
+ * pool cannot be mapped, so it is refused here rather than accepted and
+ * then switched off at start.
+ */
+#define ODEBUG_POOL_LIMIT	(((1UL << 32) - 1) - 1)
+
 static const struct option_desc options[] = {
 	NUM(max_reports, 5, 0, ~0UL,
 	    "reports printed in full; later ones are only counted"),
-	NUM(pool_size, 1024, 1, 1UL << 32,
+	NUM(pool_size, 1024, 1, ODEBUG_POOL_LIMIT,
 	    "trackers made ready on the first API call (the pool grows in steps)"),
-	NUM(pool_max, 1UL << 24, 1, 1UL << 32,
+	NUM(pool_max, 1UL << 24, 1, ODEBUG_POOL_LIMIT,
 	    "hard cap on trackers; beyond it tracking stops (out of memory)"),
 	NUM(stack_depth, 32, 1, ODEBUG_MAX_FRAMES,
 	    "frames printed per backtrace"),
@@ -118,12 +125,13 @@ static bool parse_number(const char *s, size_t len, unsigned long *out)
 		mult = 1UL << 20, len--;
 	else if (len && (s[len - 1] == 'g' || s[len - 1] == 'G'))
 		mult = 1UL << 30, len--;
-	if (!len || len > 19)
+	if (!len || len > 20)	/* 20 digits: ULONG_MAX, the largest maximum */
 		return false;
 	for (i = 0; i < len; i++) {
-		if (s[i] < '0' || s[i] > '9')
+		if (s[i] < '0' || s[i] > '9' ||
+		    __builtin_mul_overflow(v, 10UL, &v) ||
+		    __builtin_add_overflow(v, (unsigned long)(s[i] - '0'), &v))
 			return false;
-		v = v * 10 + (unsigned long)(s[i] - '0');
 	}
 	if (v > ~0UL / mult)
 		return false;
@@ -131,14 +139,43 @@ static bool parse_number(const char *s, size_t len, unsigned long *out)
 	return true;
 }
 
-/* Copy at most 63 characters of a name or value into @dst, for messages. */
-static const char *clip(char *dst, const char *s, size_t len)
+/**
+ * odebug_quote_n - user input made fit for a one-line message
+ * @dst:	4 * @keep + 4 bytes
+ *
+ * At most @keep bytes of @s are kept ("..." says more followed); control
+ * bytes are written as \xNN, so a value cannot break the line or drive
+ * the terminal.
+ */
+const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len)
 {
-	if (len > 63)
-		len = 63;
-	memcpy(dst, s, len);
-	dst[len] = '\0';
+	static const char hex[] = "0123456789abcdef";
+	size_t i, n = 0;
+
+	for (i = 0; i < len && i < keep; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '\\') {
+			dst[n++] = '\\';
+			dst[n++] = 'x';
+			dst[n++] = hex[c >> 4];
+			dst[n++] = hex[c & 15];
+		} else {
+			dst[n++] = (char)c;
+		}
+	}
+	if (i < len) {
+		memcpy(dst + n, "...", 3);
+		n += 3;
+	}
+	dst[n] = '\0';
 	return dst;
+}
+
+/* An option value or key: 64 bytes kept (ODEBUG_QUOTE_LEN). */
+const char *odebug_quote(char *dst, const char *s, size_t len)
+{
+	return odebug_quote_n(dst, 64, s, len);
 }
 
 static const char *dec(char *dst, unsigned long v)
@@ -168,7 +205,7 @@ static bool string_ok(const struct option_desc *d, const char *val, size_t vlen)
 static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		  bool has_value)
 {
-	char kbuf[64], vbuf[64], min[24], max[24], def[24];
+	char kbuf[ODEBUG_QUOTE_LEN], vbuf[ODEBUG_QUOTE_LEN], min[24], max[24], def[24];
 	const struct option_desc *d;
 	unsigned long v;
 	size_t i;
@@ -178,7 +215,7 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		    !memcmp(options[i].name, key, klen))
 			break;
 	if (i == NOPTIONS) {
-		odebug_message("unknown option '", clip(kbuf, key, klen),
+		odebug_message("unknown option '", odebug_quote(kbuf, key, klen),
 			       "' in ODEBUG_OPTIONS ignored (help=1 lists them)",
 			       (char *)NULL);
 		return;
@@ -189,7 +226,7 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 			set_string(d, val, vlen);
 			return;
 		}
-		odebug_message("bad value '", has_value ? clip(vbuf, val, vlen) : "",
+		odebug_message("bad value '", has_value ? odebug_quote(vbuf, val, vlen) : "",
 			       "' for option ", d->name,
 			       d->choices ? " (text or json)" : " (empty or too long)",
 			       "; keeping the default '", d->def_str, "'", (char *)NULL);
@@ -199,7 +236,7 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		*(unsigned long *)field_of(d) = v;
 		return;
 	}
-	odebug_message("bad value '", has_value ? clip(vbuf, val, vlen) : "",
+	odebug_message("bad value '", has_value ? odebug_quote(vbuf, val, vlen) : "",
 		       "' for option ", d->name, " (a number from ", dec(min, d->min),
 		       " to ", dec(max, d->max), "); keeping the default ",
 		       dec(def, d->def), (char *)NULL);

@@ -57,6 +57,7 @@ struct cache {
 	uint32_t count;
 	bool registered;
 	unsigned int allocs, frees;	/* not yet folded into the totals */
+	int peak;			/* highest allocs - frees since the last fold */
 };
 static __thread struct cache cache __attribute__((tls_model("initial-exec")));
 static pthread_key_t cache_key;
@@ -107,23 +108,50 @@ static void give(struct odebug_tracker *t)
 	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
 }
 
-/* Add this thread's counts to the totals; keep the high-water marks. */
+/*
+ * The peaks at @used trackers in use: pool_max_used, and pool_min_free as
+ * the pool stands now.  The pool lock is held.
+ */
+static void note_peak(unsigned long used)
+{
+	if ((long)used <= 0)
+		return;
+	if (used > odebug_load(&max_used))
+		odebug_stat_max(&max_used, used);
+	if (carved - 1 >= used && carved - 1 - used < min_free)
+		odebug_store(&min_free, carved - 1 - used);
+}
+
+/*
+ * Add this thread's counts to the totals; keep the high-water marks.  The
+ * peak is the folded total before this thread's window plus the highest
+ * net count the window reached, so a burst that rises and falls between
+ * two folds still counts (exact in one thread, within FOLD_NET per other
+ * thread otherwise).
+ */
 static void fold(void)
 {
-	unsigned long a, f, used;
+	unsigned long a, f;
+	long net = (long)cache.allocs - (long)cache.frees;
+	int peak = cache.peak;
 
 	if (!cache.allocs && !cache.frees)
 		return;
 	a = odebug_add(&allocated, cache.allocs) + cache.allocs;
 	f = odebug_add(&freed, cache.frees) + cache.frees;
 	cache.allocs = cache.frees = 0;
-	used = a - f;
-	if ((long)used > 0 && used > odebug_load(&max_used)) {
-		odebug_stat_max(&max_used, used);
-		odebug_pool_lock();
-		if (carved - 1 - used < min_free)
-			min_free = carved - 1 - used;
-		odebug_pool_unlock();
+	cache.peak = 0;
+	if (peak > 0) {
+		unsigned long used = (unsigned long)((long)(a - f) - net + peak);
+		unsigned long avail = odebug_load(&carved) - 1;
+
+		/* A new peak only: most folds take no lock. */
+		if (used > odebug_load(&max_used) ||
+		    (avail >= used && avail - used < odebug_load(&min_free))) {
+			odebug_pool_lock();
+			note_peak(used);
+			odebug_pool_unlock();
+		}
 	}
 }
 
@@ -258,6 +286,8 @@ static void count_op(unsigned int *counter)
 
 	++*counter;
 	net = (int)(cache.allocs - cache.frees);
+	if (net > cache.peak)
+		cache.peak = net;
 	if (net > FOLD_NET || net < -FOLD_NET || cache.allocs + cache.frees >= FOLD_OPS ||
 	    !cache.registered)
 		fold();
@@ -326,19 +356,21 @@ void odebug_pool_free(struct odebug_tracker *t)
 
 void odebug_pool_stats(struct debug_objects_stats *s)
 {
-	unsigned long a, f;
+	unsigned long a, f, folded;
 
 	if (!ready)	/* disabled: no pool, all zero */
 		return;
 	odebug_pool_lock();
+	folded = odebug_load(&allocated) - odebug_load(&freed);
+	if (cache.peak > 0)	/* this thread's window, not yet folded */
+		note_peak(folded + (unsigned long)cache.peak);
 	a = odebug_load(&allocated) + cache.allocs;	/* this thread's too */
 	f = odebug_load(&freed) + cache.frees;
 	s->pool_used = a - f;
 	s->pool_free = carved - 1 - (a - f);	/* shared, and in thread caches */
+	note_peak(s->pool_used);
 	s->pool_min_free = min_free;
 	s->pool_max_used = odebug_load(&max_used);
-	if (s->pool_used > s->pool_max_used)	/* counts not yet folded */
-		s->pool_max_used = s->pool_used;
 	s->objs_allocated = a;
 	s->objs_freed = f;
 	odebug_pool_unlock();
@@ -348,10 +380,11 @@ void odebug_pool_stats(struct debug_objects_stats *s)
 void odebug_pool_restore(const struct debug_objects_stats *s)
 {
 	odebug_pool_lock();
-	min_free = s->pool_min_free;
+	odebug_store(&min_free, s->pool_min_free);
 	odebug_store(&max_used, s->pool_max_used);
 	odebug_store(&allocated, s->objs_allocated);
 	odebug_store(&freed, s->objs_freed);
 	cache.allocs = cache.frees = 0;
+	cache.peak = 0;
 	odebug_pool_unlock();
 }

@@ -36,6 +36,8 @@
 const struct debug_obj_descr *odebug_quiet_descr;
 
 static unsigned long printed, stack_notes;	/* atomic: read without the lock */
+/* Counts inherited from the parent (fork): exitcode looks at our own only. */
+static unsigned long inherited_warnings, inherited_suppressed;
 static odebug_mutex_t report_mutex;
 
 /*
@@ -94,6 +96,8 @@ void odebug_report_child(void)
 	odebug_store(&stack_notes, 0);
 	in_report = 0;
 	odebug_symbolize_child();
+	inherited_warnings = odebug_load(&odebug_warnings);
+	inherited_suppressed = odebug_load(&odebug_suppressed);
 }
 
 /* Take one of the max_reports printing slots, if one is left. */
@@ -575,8 +579,10 @@ static void act_on_error(void)
 		_exit(odebug_opt.exitcode ? (int)odebug_opt.exitcode : 1);
 }
 
-static void report(const struct odebug_snapshot *o, const char *op, bool culprit)
+static void report(const struct odebug_snapshot *snap, const char *op, bool culprit)
 {
+	struct odebug_snapshot resolved = *snap;
+	const struct odebug_snapshot *o = &resolved;
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
@@ -589,6 +595,9 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	odebug_inc(&odebug_warnings);
 	if (o->descr == odebug_quiet_descr && !o->type_name)
 		return;
+	/* A tracker's descriptor: its module may be gone (a copied name is not). */
+	if (!resolved.name && !resolved.type_name)
+		odebug_descr_resolve(&resolved);
 	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
 		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();		/* counted only: no lock, no backtrace */
@@ -609,8 +618,9 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
-	if (!(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
-	    o->descr->debug_hint && odebug_load(&printed) < odebug_opt.max_reports)
+	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
+	    o->descr->debug_hint &&
+	    odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
 
 	saved_errno = errno;	/* the symboliser's system calls may fail */
@@ -742,12 +752,34 @@ static void report_active_objects(void)
 	odebug_table_visit_all(~0ull, 0, UINTPTR_MAX, report_active_bucket, &a);
 }
 
+/* After every other exit handler and destructor: the status, data kept. */
+static void exit_with_code(int status, void *arg)
+{
+	(void)status;
+	(void)arg;
+	fflush(NULL);
+	_exit((int)odebug_opt.exitcode);
+}
+
+/* Did this process (not its parent before a fork) make an unsuppressed report? */
+static bool reported_here(void)
+{
+	return odebug_load(&odebug_warnings) - inherited_warnings >
+	       odebug_load(&odebug_suppressed) - inherited_suppressed;
+}
+
 /**
  * odebug_report_at_exit - the exit-time options, from our destructor
  *
  * Runs after the program's atexit handlers and the destructors of objects
- * that depend on us; with exitcode set and an unsuppressed report made, it
- * flushes stdio itself and ends the process with that status.
+ * that depend on us, but before the destructors of libraries initialised
+ * before us.  With exitcode set and an unsuppressed report made here, the
+ * status is set by a handler registered now: exit() still runs a handler
+ * registered while its handlers run (glibc's stdlib/exit.c restarts its
+ * list), after _dl_fini has run every destructor, and on_exit() ties it to
+ * no module's __cxa_finalize.  The handler flushes stdio, as exit() would
+ * after it, and ends the process with the status.  libodebug is NODELETE,
+ * so the handler's code is still mapped then.
  */
 void odebug_report_at_exit(void)
 {
@@ -756,9 +788,7 @@ void odebug_report_at_exit(void)
 		report_active_objects();
 	if (odebug_opt.print_stats)
 		debug_objects_print_stats(2);
-	if (odebug_opt.exitcode &&
-	    odebug_load(&odebug_warnings) > odebug_load(&odebug_suppressed)) {
-		fflush(NULL);
-		_exit((int)odebug_opt.exitcode);
-	}
+	if (odebug_opt.exitcode && reported_here() &&
+	    on_exit(exit_with_code, NULL) != 0)
+		exit_with_code(0, NULL);	/* cannot register: at least the status */
 }

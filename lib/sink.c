@@ -4,11 +4,16 @@
  * syslog.  Called with the report lock held, from any context a report
  * runs in (a signal handler, a loader callback): system calls only.
  *
- * A log file PREFIX.<pid> is opened on the first report (O_APPEND,
- * O_CLOEXEC, O_NOFOLLOW, mode 0600), moved to a high descriptor so that a
- * daemon closing and reusing its low ones does not write into ours, checked
- * before each write, and opened anew in a forked child.  If it cannot be
- * opened, one line says so and reports go to stderr: nothing is lost.
+ * A log file PREFIX.<pid> is opened on the first report, moved to a high
+ * descriptor so that a daemon closing and reusing its low ones does not
+ * write into ours, checked before each write, and opened anew in a forked
+ * child.  Opening never blocks and never follows a symbolic link: each
+ * directory of the path is opened in turn with O_NOFOLLOW, the file itself
+ * with O_NOFOLLOW | O_NONBLOCK (a FIFO without a reader fails at once, one
+ * with a reader is refused below), created with mode 0600.  It must then be
+ * a regular file owned by the effective user that no one else may read or
+ * write: a file planted beforehand is refused, not appended to.  Whatever
+ * is refused costs one line, and reports go to stderr: nothing is lost.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,12 +50,76 @@ static void choose_sink(void)
 		sink = SINK_FILE;
 }
 
+/*
+ * Open the directory holding @path's last component, following no
+ * symbolic link; *@leaf gets that component.  Returns a descriptor,
+ * AT_FDCWD for a bare name, or -1 with errno set (ELOOP for a link).
+ */
+static int open_parent(char *path, char **leaf)
+{
+	int dir = AT_FDCWD;
+	char *name = path, *slash;
+
+	if (*name == '/') {
+		dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return -1;
+		while (*name == '/')
+			name++;
+	}
+	while ((slash = strchr(name, '/'))) {
+		int next;
+
+		*slash = '\0';
+		next = openat(dir, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			struct stat st;
+			int err = errno;
+
+			if (err == ENOTDIR && !fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) &&
+			    S_ISLNK(st.st_mode))
+				err = ELOOP;
+			*slash = '/';
+			if (dir >= 0)
+				close(dir);
+			errno = err;
+			return -1;
+		}
+		*slash = '/';
+		if (dir >= 0)
+			close(dir);
+		dir = next;
+		for (name = slash + 1; *name == '/'; name++)
+			;
+	}
+	*leaf = name;
+	return dir;
+}
+
+/* Why the opened file cannot be our log, or NULL when it can. */
+static const char *refuse(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return strerrorname_np(errno);
+	if (!S_ISREG(st.st_mode))
+		return "not a regular file";
+	if (st.st_uid != geteuid())
+		return "owned by another user";
+	if (st.st_mode & (S_IRWXG | S_IRWXO))
+		return "open to other users";
+	log_dev = st.st_dev;
+	log_ino = st.st_ino;
+	return NULL;
+}
+
 static void open_log(void)
 {
-	char path[ODEBUG_OPT_STRLEN + 24];
+	char path[ODEBUG_OPT_STRLEN + 24], *leaf = NULL;
+	const char *why = NULL;
 	struct odebug_buf b;
-	struct stat st;
-	int fd, high;
+	int dir, fd = -1, high;
 
 	odebug_buf_init_mem(&b, path, sizeof(path) - 1);
 	odebug_puts(&b, odebug_opt.log_path);
@@ -59,23 +128,35 @@ static void open_log(void)
 	path[b.len] = '\0';
 
 	log_pid = getpid();
-	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+	dir = open_parent(path, &leaf);
+	if (dir >= 0 || dir == AT_FDCWD) {
+		fd = openat(dir, leaf, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+			    O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0600);
+		if (fd < 0)
+			why = strerrorname_np(errno);
+		if (dir >= 0)
+			close(dir);
+	} else {
+		why = strerrorname_np(errno);
+	}
+	if (fd >= 0 && (why = refuse(fd))) {
+		close(fd);
+		fd = -1;
+	}
 	if (fd < 0) {
-		const char *why = strerrorname_np(errno);
+		static char quoted[ODEBUG_QUOTE_PATH_LEN];	/* under the report lock */
 
 		log_failed = true;
-		odebug_message("cannot open log file ", path, " (", why ? why : "error",
-			       "); reports go to stderr", (char *)NULL);
+		odebug_message("cannot open log file ",
+			       odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path)),
+			       " (", why ? why : "error", "); reports go to stderr", (char *)NULL);
 		return;
 	}
+	fcntl(fd, F_SETFL, O_APPEND);	/* a regular file: blocking writes again */
 	high = fcntl(fd, F_DUPFD_CLOEXEC, FD_FLOOR);
 	if (high >= 0) {
 		close(fd);
 		fd = high;
-	}
-	if (fstat(fd, &st) == 0) {
-		log_dev = st.st_dev;
-		log_ino = st.st_ino;
 	}
 	log_fd = fd;
 }

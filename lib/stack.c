@@ -10,6 +10,7 @@
  * lives as long as the process and is out of scope.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -17,8 +18,11 @@
 #include "internal.h"
 
 
-/* This thread's stack, looked up once (stack_hi == 1: unknown). */
-static ODEBUG_TLS uintptr_t stack_lo, stack_hi;
+/*
+ * This thread's stack mapping, looked up once (stack_hi == 1: unknown), and
+ * the top of the stack proper within it (below the TLS).
+ */
+static ODEBUG_TLS uintptr_t stack_lo, stack_hi, stack_used_hi;
 static ODEBUG_TLS int exit_watched;
 
 /*
@@ -29,17 +33,57 @@ static ODEBUG_TLS int exit_watched;
 ODEBUG_TLS uintptr_t odebug_onstack_low = UINTPTR_MAX;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
+static size_t static_tls_size;	/* glibc's, with the thread descriptor */
+static size_t static_tls_align;
 
+/*
+ * The objects left here died when their functions returned, maybe long
+ * ago, and the bytes are someone else's since: report from the trackers
+ * only, never call the descriptor on them (odebug_check_range_dead()).
+ */
 static void check_stack_at_exit(void *arg)
 {
 	(void)arg;
-	if (stack_hi > stack_lo)
-		debug_check_no_obj_freed((void *)stack_lo, stack_hi - stack_lo);
+	if (stack_hi > stack_lo && odebug_on() && odebug_opt.check_free)
+		odebug_check_range_dead(stack_lo, stack_hi);
 }
 
 void odebug_stack_init(void)
 {
+	void (*info)(size_t *size, size_t *align);
+
 	exit_key_ok = pthread_key_create(&exit_key, check_stack_at_exit) == 0;
+	/* GLIBC_PRIVATE, as the sanitizers use it; without it, see below. */
+	*(void **)&info = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+	if (info)
+		info(&static_tls_size, &static_tls_align);
+}
+
+/*
+ * glibc puts a thread's descriptor and static TLS (every __thread variable
+ * of the modules loaded at start) at the top of its stack mapping, which
+ * pthread_getattr_np() reports whole; the stack proper starts below them.
+ * With TLS below the thread pointer (x86), glibc starts the stack at the
+ * end of the descriptor minus the static TLS size (which counts the
+ * descriptor), the descriptor ending less than the TLS alignment below the
+ * mapping's top; without the size, below our own TLS, which excludes at
+ * least the executable's.  With TLS above the pointer, the pointer itself.
+ */
+static uintptr_t stack_top(uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t tp = (uintptr_t)pthread_self(), top = hi;
+
+	if (tp < lo || tp >= hi)
+		return hi;	/* the main thread: TLS lives elsewhere */
+#if defined(__x86_64__) || defined(__i386__)
+	if (static_tls_size && static_tls_size + static_tls_align < hi - lo)
+		top = hi - static_tls_size - static_tls_align;
+	else
+		top = (uintptr_t)&stack_lo;
+#else
+	top = tp;
+#endif
+	return top > lo && top < hi ? top : hi;
 }
 
 /*
@@ -56,12 +100,13 @@ void odebug_stack_prepare(void)
 	if (likely(stack_hi))
 		return;
 	stack_lo = 0;
-	stack_hi = 1;
+	stack_hi = stack_used_hi = 1;
 	odebug_guard_enter();
 	if (!pthread_getattr_np(pthread_self(), &attr)) {
 		if (!pthread_attr_getstack(&attr, &addr, &size)) {
 			stack_lo = (uintptr_t)addr;
 			stack_hi = (uintptr_t)addr + size;
+			stack_used_hi = stack_top(stack_lo, stack_hi);
 		}
 		pthread_attr_destroy(&attr);
 	}
@@ -78,7 +123,7 @@ uintptr_t odebug_stack_top(void)
 bool odebug_on_stack(uintptr_t addr, uintptr_t *base)
 {
 	*base = stack_lo;
-	return addr >= stack_lo && addr < stack_hi;
+	return addr >= stack_lo && addr < stack_used_hi;
 }
 
 /* Arrange the exit check for this thread (not the main thread). */

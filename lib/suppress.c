@@ -9,8 +9,11 @@
  * is not printed and is counted in "suppressed".  The file is read once, at
  * start, into static storage.
  */
+#define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -18,6 +21,7 @@
 #define MAX_RULES	256
 #define MAX_PATTERN	128
 #define MAX_FILE	(64 * 1024)
+#define MAX_BAD_SHOWN	5	/* bad lines printed; the rest are counted */
 
 enum rule_kind { RULE_TYPE, RULE_OP, RULE_FUNC };
 
@@ -27,6 +31,7 @@ static struct rule {
 } rules[MAX_RULES];
 static int nrules;
 static bool func_rules;
+static unsigned long bad_lines;
 
 /* Glob with '*' only, iterative (no recursion, no allocation). */
 static bool match(const char *pat, const char *s)
@@ -65,13 +70,16 @@ static const char *trim(char *s, char **end)
 static void bad_line(const char *file, unsigned long lineno, const char *text,
 		     const char *why)
 {
-	char num[24];
+	char num[24], quoted[ODEBUG_QUOTE_LEN];
 	struct odebug_buf b;
 
+	if (++bad_lines > MAX_BAD_SHOWN)
+		return;
 	odebug_buf_init_mem(&b, num, sizeof(num) - 1);
 	odebug_put_dec(&b, lineno);
 	num[b.len] = '\0';
-	odebug_message("suppressions ", file, ":", num, ": '", text, "' ", why,
+	odebug_message("suppressions ", file, ":", num, ": '",
+		       odebug_quote(quoted, text, strlen(text)), "' ", why,
 		       " (line ignored)", (char *)NULL);
 }
 
@@ -113,23 +121,38 @@ static void add_line(const char *file, unsigned long lineno, char *line, char *e
  */
 void odebug_suppress_init(void)
 {
-	static char text[MAX_FILE + 1];
-	const char *file = odebug_opt.suppressions;
+	static char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
+	const char *path = odebug_opt.suppressions, *why;
+	const char *file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
 	size_t len = 0;
+	struct stat st;
 	int fd;
 
-	if (!file[0])
+	if (!path[0])
 		return;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		odebug_message("cannot read suppressions file ", file,
-			       "; nothing is suppressed", (char *)NULL);
-		return;
+	/* Non-blocking: a FIFO must not hang the program's start. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		goto unreadable;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = 0;
+		why = "not a regular file";
+		goto refused;
 	}
 	for (;;) {
 		ssize_t n = read(fd, text + len, MAX_FILE - len);
 
-		if (n <= 0)
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {	/* a directory, /proc/self/mem: say so */
+			int err = errno;
+
+			close(fd);
+			errno = err;
+			goto unreadable;
+		}
+		if (n == 0)
 			break;
 		len += (size_t)n;
 		if (len == MAX_FILE) {
@@ -141,6 +164,12 @@ void odebug_suppress_init(void)
 	}
 	close(fd);
 	odebug_suppress_parse(file, text, len);
+	return;
+unreadable:
+	why = strerrorname_np(errno);
+refused:
+	odebug_message("cannot read suppressions file ", file, " (",
+		       why ? why : "error", "); nothing is suppressed", (char *)NULL);
 }
 
 /**
@@ -156,12 +185,24 @@ void odebug_suppress_parse(const char *file, char *text, size_t len)
 
 	nrules = 0;
 	func_rules = false;
+	bad_lines = 0;
 	for (line = text; line < stop;) {
 		char *nl = memchr(line, '\n', (size_t)(stop - line));
 		char *end = nl ? nl : stop;
 
 		add_line(file, ++lineno, line, end);
 		line = end + 1;
+	}
+	if (bad_lines > MAX_BAD_SHOWN) {
+		char num[24];
+		struct odebug_buf b;
+
+		odebug_buf_init_mem(&b, num, sizeof(num) - 1);
+		odebug_put_dec(&b, bad_lines);
+		num[b.len] = '\0';
+		odebug_message("suppressions ", file, ": ", num,
+			       " bad lines in all, the first 5 shown (all ignored)",
+			       (char *)NULL);
 	}
 }
 

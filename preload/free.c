@@ -8,15 +8,120 @@
  * and a jump to the next free.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 #include "next.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 /* A usable size beyond this is not from a heap block: skip the check. */
 #define SANE_BLOCK_SIZE	((size_t)1 << 40)
+
+/*
+ * glibc's chunk layout (malloc/malloc.c): the size word before the block,
+ * its low bits flags, the previous size before it.
+ */
+#define SIZE_SZ		sizeof(size_t)
+#define MALLOC_ALIGN	(2 * SIZE_SZ < __alignof__(long double) ? \
+			 __alignof__(long double) : 2 * SIZE_SZ)
+#define MINSIZE		(4 * SIZE_SZ)
+#define IS_MMAPPED	((size_t)2)
+#define SIZE_BITS	((size_t)7)
+
+/* The next free() is glibc's, with the layout above (odebug_free_probe()). */
+static bool ptmalloc;
+
+/*
+ * The usable size of glibc's block at @mem, 0 if glibc's free() would
+ * refuse the pointer.  malloc_usable_size() trusts the pointer: for
+ * free(p + 1) or a fake chunk it reads the "next chunk" wherever the
+ * garbage size points and faults inside libodebug, before glibc's free()
+ * can diagnose it.  This reads only the two words glibc's free() reads
+ * first, applies the checks it makes before reading further (alignment,
+ * size against the address space, MINSIZE; for an mmapped chunk, its
+ * page alignment), and reads nothing else: a pointer that fails goes to
+ * glibc's free() unchecked, which prints its own message.
+ */
+static size_t ptmalloc_size(void *mem)
+{
+	uintptr_t m = (uintptr_t)mem, page_off = m & (odebug_page_size - 1);
+	const size_t *hdr = (const size_t *)mem - 2;	/* prev_size, size */
+	size_t size;
+
+	if (m & (MALLOC_ALIGN - 1))
+		return 0;
+	size = hdr[1] & ~SIZE_BITS;
+	if (size < MINSIZE || (size & (MALLOC_ALIGN - 1)) ||
+	    m - 2 * SIZE_SZ > (uintptr_t)-size)
+		return 0;
+	if (hdr[1] & IS_MMAPPED) {
+		uintptr_t block = m - 2 * SIZE_SZ - hdr[0];
+
+		if (((block | (hdr[0] + size)) & (odebug_page_size - 1)) ||
+		    (page_off & (page_off - 1)))
+			return 0;
+		return size - 2 * SIZE_SZ;
+	}
+	return size - SIZE_SZ;
+}
+
+/* How many bytes free() releases at @p; 0 for a pointer the allocator refuses. */
+static size_t block_size(void *p)
+{
+	if (ptmalloc)
+		return ptmalloc_size(p);
+	/* Another allocator: its own answer, for any pointer a free() accepts. */
+	if ((uintptr_t)p & (__alignof__(void *) - 1))
+		return 0;
+	return odebug_next_usable_size(p);
+}
+
+/*
+ * At start, with the next allocator resolved: is it glibc's, and does our
+ * reading of its chunks agree with malloc_usable_size() on blocks of every
+ * kind (small, large, mmapped)?  Not under valgrind, whose allocator has no
+ * such header (and would report the read).
+ */
+void odebug_free_probe(void)
+{
+	static const size_t sizes[] = { 1, 24, 100, 1000, 5000, 70000, 300000 };
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+	void *(*libc_malloc)(size_t) = NULL;
+	bool same = false;
+	size_t i;
+
+	if (libc && !RUNNING_ON_VALGRIND && odebug_next_usable_size) {
+		*(void **)&libc_malloc = dlsym(libc, "malloc");
+		/* Blocks made by the program's malloc, freed by our next free(). */
+		same = libc_malloc && *(void **)&libc_malloc == dlsym(RTLD_DEFAULT, "malloc") &&
+		       dlsym(libc, "free") == *(void **)&odebug_next_free &&
+		       dlsym(libc, "malloc_usable_size") == *(void **)&odebug_next_usable_size;
+	}
+	if (libc)
+		dlclose(libc);
+	for (i = 0; same && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		void *p = libc_malloc(sizes[i]);
+
+		if (!p)
+			return;
+		same = ptmalloc_size(p) == odebug_next_usable_size(p);
+		odebug_next_free(p);
+	}
+	ptmalloc = same;
+}
 
 /* The slow path: something is tracked; is any of it in this block? */
 __attribute__((noinline)) static void check_block(void *p)
@@ -26,7 +131,7 @@ __attribute__((noinline)) static void check_block(void *p)
 	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
 	odebug_check_returned_above(sizeof(void *));	/* free's return address */
-	size = odebug_next_usable_size(p);	/* errno: odebug_check_range() */
+	size = block_size(p);	/* errno: odebug_check_range() */
 	if (size && size < SANE_BLOCK_SIZE)
 		odebug_check_range((uintptr_t)p, (uintptr_t)p + size);
 }
@@ -47,15 +152,47 @@ ODEBUG_EXPORT void free(void *p)
 }
 
 /*
- * C ends the old object's lifetime even when realloc keeps the address, and
- * checking afterwards would race with another thread reusing the block:
- * the whole old block is checked first.  realloc(p, 0) frees p (glibc).
+ * A realloc that fails releases nothing: p is still the program's, with
+ * its objects.  C ends the old object's lifetime even when realloc keeps
+ * the address, and checking afterwards would race with another thread
+ * reusing the block, so a block that holds a tracker is not handed to the
+ * allocator's realloc at all: the new block is allocated first, and only
+ * once that succeeded is the old one checked (its objects still readable
+ * by the fixups), copied and freed.  A block without trackers, and a size
+ * the allocator refuses before looking at p (over PTRDIFF_MAX), go straight
+ * through.  realloc(p, 0) frees p (glibc): a checked free.
  */
+__attribute__((noinline)) static void *checked_realloc(void *p, size_t size)
+{
+	size_t old;
+	void *q;
+
+	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size ||
+	    size > PTRDIFF_MAX)
+		return odebug_next_realloc(p, size);
+	if (!size) {
+		check_block(p);
+		return odebug_next_realloc(p, size);
+	}
+	old = block_size(p);
+	if (!old || old >= SANE_BLOCK_SIZE ||
+	    !odebug_range_may_hold((uintptr_t)p, (uintptr_t)p + old) ||
+	    !odebug_range_tracked((uintptr_t)p, (uintptr_t)p + old))
+		return odebug_next_realloc(p, size);
+	q = malloc(size);	/* the allocator's own: ours is never interposed */
+	if (!q)
+		return NULL;	/* errno is the allocator's ENOMEM */
+	odebug_check_range((uintptr_t)p, (uintptr_t)p + old);
+	memcpy(q, p, old < size ? old : size);
+	odebug_next_free(p);
+	return q;
+}
+
 ODEBUG_EXPORT void *realloc(void *p, size_t size)
 {
 	if (unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && p &&
 	    odebug_tracking_any())
-		check_block(p);
+		return checked_realloc(p, size);
 	return odebug_next_realloc(p, size);
 }
 

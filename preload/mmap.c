@@ -40,24 +40,99 @@ static void check_pages(uintptr_t start, size_t len)
 	errno = saved;
 }
 
-static bool aligned(const void *addr)
+static bool aligned(uintptr_t addr)
 {
-	return ((uintptr_t)addr & (odebug_page_size - 1)) == 0;
+	return (addr & (odebug_page_size - 1)) == 0;
+}
+
+/*
+ * The end of the user address space, as munmap() and mremap() check it
+ * (TASK_SIZE).  On x86-64 it is 2^47 less a page, or 2^56 less a page with
+ * 5-level paging, found once by asking for a page at 2^47 without
+ * replacing anything; elsewhere no bound is known and none is applied.
+ */
+static uintptr_t user_top(void)
+{
+	static uintptr_t top;
+#if defined(__x86_64__)
+	uintptr_t t = odebug_load(&top);
+	void *probe;
+
+	if (likely(t))
+		return t;
+	probe = mmap((void *)((uintptr_t)1 << 47), odebug_page_size, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	t = ((uintptr_t)1 << 47) - odebug_page_size;
+	if (probe != MAP_FAILED) {
+		if ((uintptr_t)probe == (uintptr_t)1 << 47)
+			t = ((uintptr_t)1 << 56) - odebug_page_size;
+		odebug_next_munmap(probe, odebug_page_size);
+	}
+	odebug_store(&top, t);
+	return t;
+#else
+	return top ? top : UINTPTR_MAX;
+#endif
+}
+
+/*
+ * Would the kernel accept [start, start + len) for release?  The checks it
+ * makes before touching anything (EINVAL): page-aligned start, a length
+ * that is not 0 once rounded up, and an end within the user address space.
+ * A call it refuses releases nothing, so nothing is checked.
+ */
+static bool range_ok(uintptr_t start, size_t len)
+{
+	uintptr_t rounded = page_up(len);
+
+	return aligned(start) && len && rounded != UINTPTR_MAX &&
+	       rounded <= user_top() && start <= user_top() - rounded;
 }
 
 ODEBUG_EXPORT int munmap(void *addr, size_t len)
 {
-	/* A misaligned address fails with EINVAL and releases nothing. */
-	if (checking() && len && aligned(addr))
+	if (checking() && range_ok((uintptr_t)addr, len))
 		check_pages((uintptr_t)addr, len);
 	return odebug_next_munmap(addr, len);
+}
+
+/*
+ * mremap's own EINVAL checks (mm/mremap.c), made before it touches
+ * anything: known flags, MREMAP_FIXED and MREMAP_DONTUNMAP only with
+ * MREMAP_MAYMOVE, DONTUNMAP without a change of size, an aligned old
+ * address, a new size that is not 0 once rounded; with FIXED, an aligned
+ * destination within the address space that does not overlap the source.
+ */
+static bool mremap_ok(uintptr_t old, size_t old_size, size_t new_size, int flags,
+		      uintptr_t dest)
+{
+	uintptr_t old_len = page_up(old_size), new_len = page_up(new_size);
+
+	if (flags & ~(MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP))
+		return false;
+	if ((flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) && !(flags & MREMAP_MAYMOVE))
+		return false;
+	if ((flags & MREMAP_DONTUNMAP) && old_size != new_size)
+		return false;
+	if (!aligned(old) || !new_size || new_len == UINTPTR_MAX)
+		return false;
+	if (old_len == UINTPTR_MAX || old > UINTPTR_MAX - old_len)
+		return false;	/* not a mapping: the kernel finds none (EFAULT) */
+	if (flags & MREMAP_FIXED)
+		return aligned(dest) && new_len <= user_top() &&
+		       dest <= user_top() - new_len &&
+		       !(old + old_len > dest && dest + new_len > old);
+	return true;
 }
 
 /*
  * Shrinking releases the tail.  A move makes every object in the old range
  * stale, but MREMAP_MAYMOVE may well grow in place: when the old range
  * holds trackers, try in place first (the kernel would too) and check the
- * whole range only before a real move.
+ * whole range only before a real move.  MREMAP_FIXED also releases what
+ * was mapped at the destination.  A move can still fail after its check
+ * (ENOMEM from the kernel's limits): that is the one release checked that
+ * may not happen.
  */
 ODEBUG_EXPORT void *mremap(void *old, size_t old_size, size_t new_size,
 			   int flags, ...)
@@ -72,13 +147,17 @@ ODEBUG_EXPORT void *mremap(void *old, size_t old_size, size_t new_size,
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (!checking() || !aligned(old))
+	if (!checking() ||
+	    !mremap_ok(start, old_size, new_size, flags, (uintptr_t)new_addr))
 		return odebug_next_mremap(old, old_size, new_size, flags, new_addr);
 
 	old_len = (size_t)(page_up(start + old_size) - start);
 	new_len = (size_t)(page_up(start + new_size) - start);
+	if (flags & MREMAP_FIXED)
+		check_pages((uintptr_t)new_addr, new_size);
 	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
-		check_pages(start, old_size);
+		if (old_size)
+			check_pages(start, old_size);
 	} else if (new_len < old_len) {
 		check_pages(start + new_len, old_len - new_len);
 	} else if ((flags & MREMAP_MAYMOVE) && old_size &&

@@ -166,6 +166,10 @@ __attribute__((constructor(101))) static void preload_constructor(void)
 	resolve_all();
 	odebug_enable_slow();
 	/* Decided on (started or IDLE): free(NULL) then marks the binding. */
-	if (odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)
+	if (odebug_load(&odebug_mode) >= ODEBUG_MODE_ON) {
+		odebug_guard_enter();	/* the probe's blocks are not ours to check */
+		odebug_free_probe();
+		odebug_guard_exit();
 		check_binding();
+	}
 }

@@ -16,6 +16,7 @@ extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 extern size_t (*odebug_next_usable_size)(void *p);
 extern int (*odebug_next_dlclose)(void *handle);
 extern size_t odebug_page_size;
+void odebug_free_probe(void);
 extern ODEBUG_TLS int odebug_free_reached;
 
 

@@ -196,6 +196,63 @@ static void garbage_options_do_not_crash(void **state)
 	free(garbage);
 }
 
+/* The maximum a message names is accepted (issue 12, smaller list). */
+static void max_reports_accepts_the_maximum_it_names(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "max_reports=18446744073709551615");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "bad value"), 0);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 7);
+	free(out);
+	out = run(&status, "1", "max_reports=18446744073709551616:stack_depth=99999999999999999999");
+	assert_int_equal(count_lines_with(out, "bad value"), 2);
+	free(out);
+}
+
+/* A pool that cannot be indexed is refused in one line, not switched off later. */
+static void pool_beyond_the_index_space_is_refused_at_parse_time(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "pool_size=4g:pool_max=4g");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "bad value '4g' for option pool_size (a number from 1 to 4294967294)"), 1);
+	assert_int_equal(count_lines_with(out, "bad value '4g' for option pool_max (a number from 1 to 4294967294)"), 1);
+	assert_int_equal(count_lines_with(out, "Out of memory"), 0);
+	assert_int_equal(count_lines_with(out, "enabled=1"), 1);
+	free(out);
+}
+
+/* A bad value is echoed bounded, with its control bytes escaped. */
+static void bad_values_are_echoed_bounded_and_escaped(void **state)
+{
+	char *big = malloc(100001);
+	char *opt = malloc(100001 + 16);
+	int status;
+	char *out;
+
+	(void)state;
+	memset(big, 'x', 100000);
+	memcpy(big, "\x1b[31m\n\r", 7);
+	big[100000] = '\0';
+	out = run(&status, big, "");
+	assert_int_equal(count_lines_with(out, "ODEBUG: ODEBUG='\\x1b[31m\\x0a\\x0dxxx"), 1);
+	assert_int_equal(count_lines_with(out, "xxx...' is not 0 or 1; libodebug stays disabled"), 1);
+	assert_null(strchr(out, '\x1b'));
+	assert_true(strlen(out) < 400);
+	free(out);
+	sprintf(opt, "max_reports=%s", big);
+	out = run(&status, "1", opt);
+	assert_int_equal(count_lines_with(out, "bad value '\\x1b[31m\\x0a\\x0dxxx"), 1);
+	assert_null(strchr(out, '\x1b'));
+	assert_true(strchr(strstr(out, "bad value"), '\n') - strstr(out, "bad value") < 400);
+	free(out);
+	free(opt);
+	free(big);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +267,9 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(print_stats_prints_the_table_at_exit),
 		cmocka_unit_test(selftest_can_be_skipped),
 		cmocka_unit_test(garbage_options_do_not_crash),
+		cmocka_unit_test(max_reports_accepts_the_maximum_it_names),
+		cmocka_unit_test(pool_beyond_the_index_space_is_refused_at_parse_time),
+		cmocka_unit_test(bad_values_are_echoed_bounded_and_escaped),
 	};
 
 	argv0 = argv[0];

@@ -22,6 +22,27 @@ static void pool_starts_at_pool_size(void **state)
 	assert_int_equal(s.pool_used, 0);
 }
 
+/*
+ * The peaks survive a burst that never reaches a fold (issue 12 item 13):
+ * 20 trackers in one thread, then freed.
+ */
+static void peaks_survive_a_short_burst(void **state)
+{
+	static char objs[20][8];
+	struct debug_objects_stats before = stats_now(), after;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 20; i++)
+		debug_object_init(objs[i], &bare_descr);
+	for (i = 0; i < 20; i++)
+		debug_object_free(objs[i], &bare_descr);
+	after = stats_now();
+	assert_int_equal(after.pool_used, before.pool_used);
+	assert_true(after.pool_max_used >= before.pool_used + 20);
+	assert_true(after.pool_min_free + 20 <= before.pool_free);
+}
+
 static void pool_grows_to_track_many_objects(void **state)
 {
 	char *objs = malloc(N * 8);
@@ -69,6 +90,7 @@ int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pool_starts_at_pool_size),
+		cmocka_unit_test(peaks_survive_a_short_burst),
 		cmocka_unit_test(pool_grows_to_track_many_objects),
 		cmocka_unit_test(freed_trackers_are_reused),
 	};

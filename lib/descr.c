@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * descr.c - descriptors whose module may be gone.
+ *
+ * A tracker holds only its descriptor's address.  When the module that
+ * defined the descriptor is dlclose'd, that address is unmapped or, later,
+ * holds someone else's bytes; a report that reads descr->name or calls
+ * debug_hint, or a free check that calls fixup_free, then crashes or prints
+ * garbage.  So each descriptor is registered when its first tracker is
+ * made (a per-thread one-entry cache keeps that to a compare on the hot
+ * path): its name pointer and up to 47 bytes of the name are copied here.
+ * Before a descriptor taken from a tracker is read or called, its struct
+ * and name are read back with process_vm_readv(), which fails instead of
+ * faulting on unmapped memory, and compared with the copy.  A descriptor
+ * that cannot be read or no longer matches is gone: the report names the
+ * type from the copy and nothing of it is called.  No loader call, no
+ * lock but a leaf spinlock on registration, nothing on a free() that finds
+ * no active object.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "lock.h"
+
+#define SLOTS		4096		/* distinct descriptors kept */
+#define NAME_COPY	48
+
+struct entry {
+	const struct debug_obj_descr *descr;	/* the key; NULL: empty */
+	const char *name;
+	char copy[NAME_COPY];
+};
+
+static struct entry entries[SLOTS];
+static odebug_spinlock_t insert_lock;
+static bool full_said;
+__thread const struct debug_obj_descr *odebug_descr_last
+	__attribute__((tls_model("initial-exec")));
+
+static size_t slot_of(const struct debug_obj_descr *d)
+{
+	return (size_t)(((uintptr_t)d >> 3) * 0x9E3779B97F4A7C15ull >> 52) & (SLOTS - 1);
+}
+
+static struct entry *find(const struct debug_obj_descr *d)
+{
+	size_t i, s = slot_of(d);
+
+	for (i = 0; i < SLOTS; i++, s = (s + 1) & (SLOTS - 1)) {
+		const struct debug_obj_descr *k = __atomic_load_n(&entries[s].descr, __ATOMIC_ACQUIRE);
+
+		if (k == d)
+			return &entries[s];
+		if (!k)
+			return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Copy @len bytes at @addr of our own memory into @dst without faulting:
+ * false when any of it is unmapped.  Returns how many bytes were copied in
+ * *@got (fewer than @len when the range ends in an unmapped page).
+ */
+static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
+{
+	struct iovec local = { dst, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		/* No process_vm_readv (seccomp): is each page mapped? */
+		uintptr_t page = (uintptr_t)getpagesize();
+		uintptr_t p = (uintptr_t)addr & ~(page - 1);
+
+		for (; p < (uintptr_t)addr + len; p += page)
+			if (msync((void *)p, 1, MS_ASYNC) && errno == ENOMEM)
+				return false;
+		memcpy(dst, addr, len);
+		n = (ssize_t)len;
+	}
+	if (n <= 0)
+		return false;
+	*got = (size_t)n;
+	return true;
+}
+
+/* Register @d (live: the caller just passed it in), called where a tracker is made. */
+void odebug_descr_note_slow(const struct debug_obj_descr *d)
+{
+	struct entry *e;
+	size_t i, s;
+
+	odebug_descr_last = d;
+	e = find(d);
+	if (e && e->name == d->name && !strncmp(e->copy, d->name, NAME_COPY - 1))
+		return;
+	odebug_guard_enter();
+	odebug_spin_lock(&insert_lock);
+	e = find(d);
+	for (i = 0, s = slot_of(d); !e && i < SLOTS; i++, s = (s + 1) & (SLOTS - 1))
+		if (!entries[s].descr)
+			e = &entries[s];
+	if (e) {
+		/* A new descriptor, or another module's at the same address. */
+		e->name = d->name;
+		strncpy(e->copy, d->name, NAME_COPY - 1);
+		e->copy[NAME_COPY - 1] = '\0';
+		__atomic_store_n(&e->descr, d, __ATOMIC_RELEASE);
+	}
+	odebug_spin_unlock(&insert_lock);
+	odebug_guard_exit();
+	if (!e && !__atomic_exchange_n(&full_said, true, __ATOMIC_RELAXED))
+		odebug_message("over 4096 descriptors: those beyond are not checked "
+			       "for a dlclose'd module", (char *)NULL);
+}
+
+/**
+ * odebug_descr_resolve - may this snapshot's descriptor be read and called?
+ *
+ * Sets @o->name to the name to print, and @o->dead when the descriptor's
+ * module is gone (nothing of it may be called).  A descriptor never
+ * registered (over 4096) is only checked for being mapped.
+ */
+void odebug_descr_resolve(struct odebug_snapshot *o)
+{
+	static const char unknown[] = "(unloaded module)";
+	struct debug_obj_descr now;
+	const struct entry *e = find(o->descr);
+	char name[NAME_COPY];
+	size_t got = 0;
+
+	if (!safe_copy(&now, o->descr, sizeof(now), &got) || got != sizeof(now)) {
+		o->name = e ? e->copy : unknown;
+		o->dead = true;
+		return;
+	}
+	if (!e) {
+		o->name = now.name && safe_copy(name, now.name, 1, &got) ? now.name : unknown;
+		o->dead |= o->name == unknown;
+		return;
+	}
+	/* The name may end just before an unmapped page: compare what was read. */
+	if (now.name != e->name || !safe_copy(name, now.name, NAME_COPY - 1, &got) ||
+	    strncmp(name, e->copy, got < strlen(e->copy) + 1 ? got : strlen(e->copy) + 1)) {
+		o->name = e->copy;
+		o->dead = true;
+		return;
+	}
+	o->name = now.name;
+}

@@ -1,0 +1,24 @@
+#!/bin/sh
+# A dlclose'd module's descriptors are never called through or read
+# (issue 12 item 6).  Usage: check-stale-descr.sh PROGRAM MODULE
+set -u
+prog=$1 mod=$2
+fail=0
+for what in exit free reuse; do
+	out=$(ODEBUG=1 ODEBUG_OPTIONS=report_active_at_exit=1 "$prog" "$mod" $what 2>&1)
+	rc=$?
+	if [ $rc = 3 ]; then
+		echo "ok - $what: SKIP (the module's pages were not free to map again)"
+		continue
+	fi
+	if [ $rc = 0 ] && echo "$out" | grep -q "survived $what" &&
+	   echo "$out" | grep -q 'object type: stale_type hint: 0x0' &&
+	   ! echo "$out" | grep -q '(null)'; then
+		echo "ok - $what: $(echo "$out" | grep -c 'object type: stale_type') reports, named, no call"
+	else
+		echo "FAIL - $what: status $rc"
+		echo "$out" | sed 's/^/#   /'
+		fail=1
+	fi
+done
+exit $fail
