@@ -53,6 +53,7 @@ static void fork_child(void)
 	odebug_depot_unlock();
 	odebug_table_unlock_all();
 	odebug_report_child();
+	odebug_group_child();
 	odebug_guard_exit();
 }
 

@@ -8,10 +8,11 @@
  *   ODEBUG: object initialised at:
  *       #0 ...
  *
- * Every report is counted in "warnings".  A report a suppression matches
- * is counted in "suppressed" and not printed; of the others, the first
- * max_reports are printed whole (text or JSON, to the sink), later ones
- * print nothing.  Then abort_on_error or halt_on_error act.  Called with no
+ * Every report is counted in "warnings" and in its group (group.c: same
+ * cause, same group).  A report a suppression matches is counted in
+ * "suppressed" and not printed; of the others, the first of each group is
+ * printed whole (text or JSON, to the sink) while fewer than max_reports
+ * were, and the rest print nothing.  Then abort_on_error or halt_on_error act.  Called with no
  * lock of ours held; reports are serialised by the report lock, which also
  * guards the symboliser and the static buffers below.  What may run here
  * (no malloc, stdio, locale or timezone code, no loader call under the
@@ -548,7 +549,7 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
-	int npcs = 0, saved_errno;
+	int npcs = 0, saved_errno, group;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
@@ -556,8 +557,10 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 	odebug_inc(&odebug_warnings);
 	if (o->descr == odebug_quiet_descr)
 		return;
-	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
-		act_on_error();		/* counted only: no lock, no backtrace */
+	group = odebug_group_add(o, op, culprit);	/* a repeat is only counted */
+	if (!rules && (group == ODEBUG_GROUP_REPEAT ||
+		       odebug_load(&printed) >= odebug_opt.max_reports)) {
+		act_on_error();		/* counted only: no lock */
 		return;
 	}
 	if (in_report)
@@ -582,12 +585,14 @@ static void report(const struct odebug_snapshot *o, const char *op, bool culprit
 		suppressed = is_suppressed(o, op, pcs, npcs, &r.nframes);
 		if (suppressed) {
 			odebug_inc(&odebug_suppressed);
+			odebug_group_suppressed(group);
 			goto out;
 		}
 	}
-	if (take_slot()) {
+	if (group != ODEBUG_GROUP_REPEAT && take_slot()) {
 		int nh;
 
+		odebug_group_printed(group);
 		if (!r.nframes)
 			r.nframes = name_stack(pcs, npcs, frames);
 		if (hint) {
@@ -714,6 +719,7 @@ void odebug_report_at_exit(void)
 	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
 	    odebug_opt.report_active_at_exit)
 		report_active_objects();
+	odebug_group_summary();
 	if (odebug_opt.print_stats)
 		debug_objects_print_stats(2);
 	if (odebug_opt.exitcode &&
