@@ -29,6 +29,7 @@
 #define MAX_FRAMES	128	/* stack_depth's maximum */
 #define GROUP_NAME_LEN	40	/* of the type's name, kept for the summary */
 #define SUMMARY_GROUPS	256	/* groups listed in a JSON summary */
+#define SUMMARY_LINES	10	/* repeated reports listed in a text summary */
 
 struct group {
 	uint64_t key;			/* 0: empty; claimed by compare-and-swap */
@@ -45,6 +46,8 @@ struct group {
 static struct group groups[ODEBUG_GROUPS];
 /* Per process: a forked child starts with none. */
 static unsigned long total, distinct, overflow, printed, suppressed;
+/* The printed groups, in the order they were printed (under the report lock). */
+static unsigned int shown[ODEBUG_GROUPS], nshown;
 
 static const char *const state_names[ODEBUG_STATE_MAX] = {
 	[ODEBUG_STATE_NONE] = "none",
@@ -147,8 +150,10 @@ void odebug_group_printed(int g)
 {
 	unsigned long n = odebug_inc(&printed) + 1;
 
-	if (g >= 0)
+	if (g >= 0 && nshown < ODEBUG_GROUPS) {
 		groups[g].report = (unsigned int)n;
+		shown[nshown++] = (unsigned int)g;
+	}
 }
 
 /* The first report of group @g matched a suppression. */
@@ -166,6 +171,7 @@ void odebug_group_child(void)
 {
 	memset(groups, 0, sizeof(groups));
 	total = distinct = overflow = printed = suppressed = 0;
+	nshown = 0;
 }
 
 void odebug_group_stats(struct debug_objects_stats *s)
@@ -189,20 +195,24 @@ static void put_num(struct odebug_buf *b, const char *before, unsigned long v,
 static void summary_text(struct odebug_buf *b, unsigned long fixups,
 			 unsigned long unprinted)
 {
-	size_t i;
+	size_t i, listed = 0, more = 0;
 
 	put_num(b, "ODEBUG: SUMMARY: ", total, total == 1 ? " warning, " : " warnings, ");
 	put_num(b, "", distinct, distinct == 1 ? " distinct report (" : " distinct reports (");
 	put_num(b, "", printed, " printed, ");
 	put_num(b, "", suppressed, " suppressed), ");
 	put_num(b, "", fixups, " fixed up\n");
-	/* The printed reports that happened again, by their order of print. */
-	for (i = 0; i < ODEBUG_GROUPS && b->len + 256 < b->cap; i++) {
-		const struct group *g = &groups[i];
+	/* The printed reports that happened again, in the order printed. */
+	for (i = 0; i < nshown; i++) {
+		const struct group *g = &groups[shown[i]];
 
-		if (!__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE) || !g->report ||
+		if (!__atomic_load_n(&g->ready, __ATOMIC_ACQUIRE) ||
 		    odebug_load(&g->count) < 2)
 			continue;
+		if (listed++ == SUMMARY_LINES) {
+			more++;
+			continue;
+		}
 		put_num(b, "ODEBUG:   report ", g->report, " (");
 		odebug_puts(b, g->op);
 		odebug_puts(b, ", state ");
@@ -211,6 +221,9 @@ static void summary_text(struct odebug_buf *b, unsigned long fixups,
 		odebug_puts(b, g->type);
 		put_num(b, ") happened ", odebug_load(&g->count), " times\n");
 	}
+	if (more)
+		put_num(b, "ODEBUG:   and ", more,
+			" more (log_format=json lists every group)\n");
 	if (unprinted) {
 		put_num(b, "ODEBUG: ", unprinted, unprinted == 1 ?
 			" distinct report was not printed (max_reports=" :
