@@ -21,6 +21,7 @@
 #define THREADS 8
 #define PER_THREAD 2000
 #define DEPTHS 10
+#define MANY 1100	/* causes: more than the 1024 groups */
 
 static const char *argv0;
 static char tmpdir[64];
@@ -147,6 +148,18 @@ static void child(const char *name)
 			at_depth(i, deactivate, objs[i]);
 	} else if (!strcmp(name, "race")) {
 		race();
+	} else if (!strcmp(name, "many")) {
+		/* More causes than the table holds: one type each, twice over. */
+		static struct debug_obj_descr many[MANY];
+		static char obj[8];
+		volatile int rounds = 2;	/* not unrolled: one call site */
+		int round;
+
+		for (i = 0; i < MANY; i++)
+			many[i].name = "many";
+		for (round = 0; round < rounds; round++)
+			for (i = 0; i < MANY; i++)
+				debug_object_deactivate(obj, &many[i]);
 	} else if (!strcmp(name, "fixed")) {
 		static char obj[8];
 
@@ -298,6 +311,22 @@ static void json_summary_has_exact_counts(void **state)
 		"11 16080 11 11 0 16000 {8} [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
 }
 
+static void a_full_table_counts_new_causes_as_distinct(void **state)
+{
+	int status;
+	char *out = run(&status, "many", "max_reports=0");
+
+	(void)state;
+	/* 1024 groups; 76 causes ungrouped in each of the two rounds. */
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: SUMMARY: 2200 warnings, 1176 distinct reports (0 printed, 0 suppressed), 0 fixed up"), 1);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: the group table was full: 152 reports were not grouped"), 1);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: 1176 distinct reports were not printed (max_reports=0); max_reports=1176 prints them all"), 1);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -309,6 +338,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clean_run_prints_nothing),
 		cmocka_unit_test(summary_goes_to_the_log_file),
 		cmocka_unit_test(json_summary_has_exact_counts),
+		cmocka_unit_test(a_full_table_counts_new_causes_as_distinct),
 	};
 	char cmd[128];
 	int rc;
