@@ -192,16 +192,20 @@ static void put_num(struct odebug_buf *b, const char *before, unsigned long v,
 	odebug_puts(b, after);
 }
 
-static void summary_text(struct odebug_buf *b, unsigned long fixups,
-			 unsigned long unprinted)
+/* The counters, read once: other threads may still be reporting. */
+struct counts {
+	unsigned long total, distinct, printed, suppressed, overflow, fixups, unprinted;
+};
+
+static void summary_text(struct odebug_buf *b, const struct counts *c)
 {
 	size_t i, listed = 0, more = 0;
 
-	put_num(b, "ODEBUG: SUMMARY: ", total, total == 1 ? " warning, " : " warnings, ");
-	put_num(b, "", distinct, distinct == 1 ? " distinct report (" : " distinct reports (");
-	put_num(b, "", printed, " printed, ");
-	put_num(b, "", suppressed, " suppressed), ");
-	put_num(b, "", fixups, " fixed up\n");
+	put_num(b, "ODEBUG: SUMMARY: ", c->total, c->total == 1 ? " warning, " : " warnings, ");
+	put_num(b, "", c->distinct, c->distinct == 1 ? " distinct report (" : " distinct reports (");
+	put_num(b, "", c->printed, " printed, ");
+	put_num(b, "", c->suppressed, " suppressed), ");
+	put_num(b, "", c->fixups, " fixed up\n");
 	/* The printed reports that happened again, in the order printed. */
 	for (i = 0; i < nshown; i++) {
 		const struct group *g = &groups[shown[i]];
@@ -224,30 +228,29 @@ static void summary_text(struct odebug_buf *b, unsigned long fixups,
 	if (more)
 		put_num(b, "ODEBUG:   and ", more,
 			" more (log_format=json lists every group)\n");
-	if (unprinted) {
-		put_num(b, "ODEBUG: ", unprinted, unprinted == 1 ?
+	if (c->unprinted) {
+		put_num(b, "ODEBUG: ", c->unprinted, c->unprinted == 1 ?
 			" distinct report was not printed (max_reports=" :
 			" distinct reports were not printed (max_reports=");
 		put_num(b, "", odebug_opt.max_reports, "); max_reports=");
-		put_num(b, "", printed + unprinted, " prints them all\n");
+		put_num(b, "", c->printed + c->unprinted, " prints them all\n");
 	}
-	if (odebug_load(&overflow))
-		put_num(b, "ODEBUG: the group table was full: ", overflow,
+	if (c->overflow)
+		put_num(b, "ODEBUG: the group table was full: ", c->overflow,
 			" reports were not grouped\n");
 }
 
-static void summary_json(struct odebug_buf *b, unsigned long fixups,
-			 unsigned long unprinted)
+static void summary_json(struct odebug_buf *b, const struct counts *c)
 {
 	size_t i, listed = 0;
 
-	put_num(b, "{\"summary\":{\"warnings\":", total, "");
-	put_num(b, ",\"distinct\":", distinct, "");
-	put_num(b, ",\"printed\":", printed, "");
-	put_num(b, ",\"suppressed\":", suppressed, "");
-	put_num(b, ",\"fixups\":", fixups, "");
-	put_num(b, ",\"not_printed\":", unprinted, "");
-	put_num(b, ",\"ungrouped\":", odebug_load(&overflow), "");
+	put_num(b, "{\"summary\":{\"warnings\":", c->total, "");
+	put_num(b, ",\"distinct\":", c->distinct, "");
+	put_num(b, ",\"printed\":", c->printed, "");
+	put_num(b, ",\"suppressed\":", c->suppressed, "");
+	put_num(b, ",\"fixups\":", c->fixups, "");
+	put_num(b, ",\"not_printed\":", c->unprinted, "");
+	put_num(b, ",\"ungrouped\":", c->overflow, "");
 	put_num(b, ",\"max_reports\":", odebug_opt.max_reports, ",\"groups\":[");
 	/* Bounded so that the object always closes (type names are short). */
 	for (i = 0; i < ODEBUG_GROUPS && listed < SUMMARY_GROUPS &&
@@ -279,20 +282,25 @@ static void summary_json(struct odebug_buf *b, unsigned long fixups,
  */
 void odebug_group_summary(void)
 {
-	unsigned long fixups = odebug_load(&odebug_fixups), unprinted;
 	struct odebug_buf b;
+	struct counts c;
 
 	if (!odebug_load(&total))
 		return;
 	odebug_report_lock();
-	unprinted = distinct - printed - suppressed;
-	if (distinct < printed + suppressed)
-		unprinted = 0;
+	c.total = odebug_load(&total);
+	c.distinct = odebug_load(&distinct);
+	c.printed = odebug_load(&printed);
+	c.suppressed = odebug_load(&suppressed);
+	c.overflow = odebug_load(&overflow);
+	c.fixups = odebug_load(&odebug_fixups);
+	c.unprinted = c.distinct > c.printed + c.suppressed ?
+		      c.distinct - c.printed - c.suppressed : 0;
 	odebug_buf_init_mem(&b, text, sizeof(text) - 1);
 	if (!strcmp(odebug_opt.log_format, "json"))
-		summary_json(&b, fixups, unprinted);
+		summary_json(&b, &c);
 	else
-		summary_text(&b, fixups, unprinted);
+		summary_text(&b, &c);
 	if (b.len == b.cap)
 		text[b.len - 1] = '\n';	/* truncated: still whole lines */
 	odebug_sink_write(text, b.len);
