@@ -311,6 +311,30 @@ static void json_summary_has_exact_counts(void **state)
 		"11 16080 11 11 0 16000 {8} [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]\n");
 }
 
+/* The kernel's rows, unchanged and in order, then distinct and printed. */
+static void print_stats_adds_distinct_and_printed(void **state)
+{
+	static const char *const rows[] = {
+		"max_chain     : ", "max_checked   : ", "warnings      : 23\n",
+		"suppressed    : 0\n", "fixups        : 0\n", "pool_free     : ",
+		"pool_min_free : ", "pool_used     : ", "pool_max_used : ",
+		"objs_allocated: ", "objs_freed    : ", "distinct      : 4\n",
+		"printed       : 2\n",
+	};
+	int status;
+	char *out = run(&status, "repeat", "print_stats=1:max_reports=2");
+	const char *at = out;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		at = strstr(at, rows[i]);
+		assert_non_null(at);
+		assert_true(at == out || at[-1] == '\n');
+	}
+	free(out);
+}
+
 static void a_full_table_counts_new_causes_as_distinct(void **state)
 {
 	int status;
@@ -339,6 +363,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(summary_goes_to_the_log_file),
 		cmocka_unit_test(json_summary_has_exact_counts),
 		cmocka_unit_test(a_full_table_counts_new_causes_as_distinct),
+		cmocka_unit_test(print_stats_adds_distinct_and_printed),
 	};
 	char cmd[128];
 	int rc;
