@@ -34,10 +34,10 @@ die() { echo "FAIL: $*"; exit 1; }
 step "build-dependencies (debian/control), lintian"
 export DEBIAN_FRONTEND=noninteractive
 # apt-get ARGS, again after an update if the package lists are stale
-apt() { $sudo apt-get -y -q "$@" >/dev/null || { $sudo apt-get update -q >/dev/null &&
+apt_get() { $sudo apt-get -y -q "$@" >/dev/null || { $sudo apt-get update -q >/dev/null &&
 	$sudo apt-get -y -q "$@" >/dev/null; }; }
-apt install --no-install-recommends dpkg-dev fakeroot lintian || die "apt-get install lintian"
-apt build-dep "$src" || die "apt-get build-dep"
+apt_get install --no-install-recommends dpkg-dev fakeroot lintian || die "apt-get install lintian"
+apt_get build-dep "$src" || die "apt-get build-dep"
 
 step "dpkg-buildpackage -us -uc -b in $work"
 version=$(dpkg-parsechangelog -l "$src/debian/changelog" -SVersion)
@@ -62,7 +62,7 @@ step "lintian (errors and warnings fail; informational tags listed)"
 lintian --fail-on error,warning --info --display-info "$changes" || die "lintian"
 
 step "apt-get install the packages"
-apt install --no-install-recommends "$work"/*.deb || die "apt-get install of the packages"
+apt_get install --no-install-recommends "$work"/*.deb || die "apt-get install of the packages"
 dpkg -L libodebug1 | grep -q '/libodebug\.so\.1$' || die "libodebug.so.1 not in libodebug1"
 
 step "an annotated example against the installed library, pkg-config only"
