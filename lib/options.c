@@ -38,7 +38,7 @@ static const char *const formats[] = { "text", "json", NULL };
 
 static const struct option_desc options[] = {
 	NUM(max_reports, 5, 0, ~0UL,
-	    "reports printed in full; later ones are only counted"),
+	    "distinct reports printed in full; later ones are only counted"),
 	NUM(dedup, 1, 0, 1,
 	    "print one report per cause (operation, state, type, stack); count the rest"),
 	NUM(pool_size, 1024, 1, 1UL << 32,
