@@ -136,6 +136,15 @@ static void counts_are_exact_under_threads(void **state)
 
 /* --- in a child of its own ------------------------------------------- */
 
+/* With stack_depth=2 (same_site and this), one cause from any caller. */
+__attribute__((noinline)) static void report_once(void)
+{
+	static char obj[8];
+
+	same_site(obj, &bare_descr);
+	__asm__ volatile("" ::: "memory");
+}
+
 static void child(const char *name)
 {
 	static char objs[20][8];
@@ -160,6 +169,14 @@ static void child(const char *name)
 		for (round = 0; round < rounds; round++)
 			for (i = 0; i < MANY; i++)
 				debug_object_deactivate(obj, &many[i]);
+	} else if (!strcmp(name, "fork")) {
+		pid_t pid;
+
+		report_once();
+		pid = fork();
+		report_once();	/* the parent's second, the child's first */
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
 	} else if (!strcmp(name, "fixed")) {
 		static char obj[8];
 
@@ -219,6 +236,22 @@ static void summary_on_stderr_counts_and_names_the_option(void **state)
 		"ODEBUG: SUMMARY: 1 warning, 1 distinct report (1 printed, 0 suppressed), 1 fixed up"), 1);
 	assert_null(strstr(out, "not printed"));
 	assert_null(strstr(out, "happened"));
+	free(out);
+}
+
+/* A forked child groups and summarises its own reports. */
+static void forked_child_has_its_own_groups(void **state)
+{
+	int status;
+	char *out = run(&status, "fork", "stack_depth=2");
+
+	(void)state;
+	/* Parent: the cause twice (printed once); child: once more, printed. */
+	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 2);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: SUMMARY: 2 warnings, 1 distinct report (1 printed, 0 suppressed)"), 1);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: SUMMARY: 1 warning, 1 distinct report (1 printed, 0 suppressed)"), 1);
 	free(out);
 }
 
@@ -360,6 +393,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(dedup_0_prints_every_report),
 		cmocka_unit_test(summary_on_stderr_counts_and_names_the_option),
 		cmocka_unit_test(clean_run_prints_nothing),
+		cmocka_unit_test(forked_child_has_its_own_groups),
 		cmocka_unit_test(summary_goes_to_the_log_file),
 		cmocka_unit_test(json_summary_has_exact_counts),
 		cmocka_unit_test(a_full_table_counts_new_causes_as_distinct),
