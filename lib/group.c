@@ -279,6 +279,7 @@ static void summary_json(struct odebug_buf *b, const struct counts *c)
  * odebug_group_summary - the end-of-run block, when anything was reported
  *
  * To the reports' sink, in their format; nothing at all on a clean run.
+ * Called with the report lock held (report.c sets the in-report flag first).
  */
 void odebug_group_summary(void)
 {
@@ -287,7 +288,6 @@ void odebug_group_summary(void)
 
 	if (!odebug_load(&total))
 		return;
-	odebug_report_lock();
 	c.total = odebug_load(&total);
 	c.distinct = odebug_load(&distinct);
 	c.printed = odebug_load(&printed);
@@ -304,5 +304,4 @@ void odebug_group_summary(void)
 	if (b.len == b.cap)
 		text[b.len - 1] = '\n';	/* truncated: still whole lines */
 	odebug_sink_write(text, b.len);
-	odebug_report_unlock();
 }

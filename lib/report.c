@@ -707,6 +707,20 @@ static void report_active_objects(void)
 	odebug_table_visit_all(~0ull, 0, UINTPTR_MAX, report_active_bucket, &a);
 }
 
+/* The summary (group.c) is written as a report is: flag, then lock. */
+static void write_summary(void)
+{
+	if (in_report)
+		return;
+	in_report = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	odebug_report_lock();
+	odebug_group_summary();
+	odebug_report_unlock();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_report = 0;
+}
+
 /**
  * odebug_report_at_exit - the exit-time options, from our destructor
  *
@@ -719,7 +733,7 @@ void odebug_report_at_exit(void)
 	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
 	    odebug_opt.report_active_at_exit)
 		report_active_objects();
-	odebug_group_summary();
+	write_summary();
 	if (odebug_opt.print_stats)
 		debug_objects_print_stats(2);
 	if (odebug_opt.exitcode &&
