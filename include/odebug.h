@@ -106,6 +106,8 @@ struct debug_obj_descr {
  * @pool_max_used:  highest pool_used seen
  * @objs_allocated: trackers handed out since start
  * @objs_freed:     trackers given back since start
+ * @distinct:       distinct reports (causes) among the warnings
+ * @printed:        reports printed in full
  *
  * New members are only ever added at the end; see debug_objects_get_stats.
  */
@@ -121,6 +123,8 @@ struct debug_objects_stats {
 	unsigned long pool_max_used;
 	unsigned long objs_allocated;
 	unsigned long objs_freed;
+	unsigned long distinct;
+	unsigned long printed;
 };
 
 #ifndef ODEBUG_DISABLE

@@ -26,6 +26,22 @@ static bool running_on_valgrind(void) { return false; }
 #define ODEBUG_LIBUNWIND_SONAME "libunwind.so.8"
 #endif
 
+/*
+ * Under ThreadSanitizer, libunwind's thread-exit destructor (its trace
+ * cache) locks a mutex after TSan has torn the thread down, and crashes:
+ * those builds use glibc's backtrace().
+ */
+#if defined(__SANITIZE_THREAD__)
+#define ODEBUG_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ODEBUG_TSAN 1
+#endif
+#endif
+#ifndef ODEBUG_TSAN
+#define ODEBUG_TSAN 0
+#endif
+
 static int (*unw_backtrace_fn)(void **buffer, int size);
 static uintptr_t self_lo, self_hi;	/* our executable segments */
 
@@ -55,7 +71,7 @@ void odebug_backtrace_init(void)
 	void *handle, *pcs[4];
 
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)odebug_backtrace_init);
-	handle = dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+	handle = ODEBUG_TSAN ? NULL : dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (handle)
 		*(void **)&unw_backtrace_fn = dlsym(handle, "unw_backtrace");
 	/*

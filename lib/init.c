@@ -110,6 +110,7 @@ static void fork_child(void)
 		odebug_table_unlock_all();
 	}
 	odebug_report_child();
+	odebug_group_child();
 	start_lock_drop();
 	odebug_guard_exit();
 }

@@ -176,6 +176,7 @@ struct odebug_options {
 	unsigned long print_stats;
 	unsigned long help;
 	unsigned long verbosity;
+	unsigned long dedup;
 };
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
@@ -411,6 +412,16 @@ static inline void odebug_descr_note(const struct debug_obj_descr *d)
 		odebug_descr_note_slow(d);
 }
 void odebug_descr_resolve(struct odebug_snapshot *o);
+/* "group.c": reports grouped by cause, the summary at exit */
+#define ODEBUG_GROUPS		1024	/* distinct causes grouped; then ungrouped */
+#define ODEBUG_GROUP_REPEAT	(-1)	/* a cause seen before: count, do not print */
+#define ODEBUG_GROUP_NONE	(-2)	/* not grouped (dedup=0, table full) */
+int odebug_group_add(const struct odebug_snapshot *o, const char *op, bool culprit);
+void odebug_group_printed(int g);
+void odebug_group_suppressed(int g);
+void odebug_group_child(void);
+void odebug_group_stats(struct debug_objects_stats *s);
+void odebug_group_summary(void);
 
 /* "sink.c": stderr, a log file, or syslog */
 void odebug_sink_write(const char *text, size_t len);

@@ -45,7 +45,9 @@ static const char *const formats[] = { "text", "json", NULL };
 
 static const struct option_desc options[] = {
 	NUM(max_reports, 5, 0, ~0UL,
-	    "reports printed in full; later ones are only counted"),
+	    "distinct reports printed in full; later ones are only counted"),
+	NUM(dedup, 1, 0, 1,
+	    "print one report per cause (operation, state, type, stack); count the rest"),
 	NUM(pool_size, 1024, 1, ODEBUG_POOL_LIMIT,
 	    "trackers made ready on the first API call (the pool grows in steps)"),
 	NUM(pool_max, 1UL << 24, 1, ODEBUG_POOL_LIMIT,

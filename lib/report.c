@@ -8,10 +8,11 @@
  *   ODEBUG: object initialised at:
  *       #0 ...
  *
- * Every report is counted in "warnings".  A report a suppression matches
- * is counted in "suppressed" and not printed; of the others, the first
- * max_reports are printed whole (text or JSON, to the sink), later ones
- * print nothing.  Then abort_on_error or halt_on_error act.  Called with no
+ * Every report is counted in "warnings" and in its group (group.c: same
+ * cause, same group).  A report a suppression matches is counted in
+ * "suppressed" and not printed; of the others, the first of each group is
+ * printed whole (text or JSON, to the sink) while fewer than max_reports
+ * were, and the rest print nothing.  Then abort_on_error or halt_on_error act.  Called with no
  * lock of ours held; reports are serialised by the report lock, which also
  * guards the symboliser and the static buffers below.  What may run here
  * (no malloc, stdio, locale or timezone code, no loader call under the
@@ -587,7 +588,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
-	int npcs = 0, saved_errno;
+	int npcs = 0, saved_errno, group;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON && !odebug_selftesting())
@@ -598,7 +599,9 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	/* A tracker's descriptor: its module may be gone (a copied name is not). */
 	if (!resolved.name && !resolved.type_name)
 		odebug_descr_resolve(&resolved);
-	if (!rules && odebug_load(&printed) >= odebug_opt.max_reports) {
+	group = odebug_group_add(o, op, culprit);	/* a repeat is only counted */
+	if (!rules && (group == ODEBUG_GROUP_REPEAT ||
+		       odebug_load(&printed) >= odebug_opt.max_reports)) {
 		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();		/* counted only: no lock, no backtrace */
 		return;
@@ -630,12 +633,14 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		suppressed = is_suppressed(o, op, pcs, npcs, &r.nframes);
 		if (suppressed) {
 			odebug_inc(&odebug_suppressed);
+			odebug_group_suppressed(group);
 			goto out;
 		}
 	}
-	if (take_slot()) {
+	if (group != ODEBUG_GROUP_REPEAT && take_slot()) {
 		int nh;
 
+		odebug_group_printed(group);
 		if (!r.nframes)
 			r.nframes = name_stack(pcs, npcs, frames);
 		if (hint) {
@@ -768,6 +773,20 @@ static bool reported_here(void)
 	       odebug_load(&odebug_suppressed) - inherited_suppressed;
 }
 
+/* The summary (group.c) is written as a report is: flag, then lock. */
+static void write_summary(void)
+{
+	if (in_report)
+		return;
+	in_report = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	odebug_report_lock();
+	odebug_group_summary();
+	odebug_report_unlock();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_report = 0;
+}
+
 /**
  * odebug_report_at_exit - the exit-time options, from our destructor
  *
@@ -786,6 +805,7 @@ void odebug_report_at_exit(void)
 	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
 	    odebug_opt.report_active_at_exit)
 		report_active_objects();
+	write_summary();
 	if (odebug_opt.print_stats)
 		debug_objects_print_stats(2);
 	if (odebug_opt.exitcode && reported_here() &&

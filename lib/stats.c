@@ -15,6 +15,7 @@ void odebug_stats_snapshot(struct debug_objects_stats *s)
 	s->max_chain = odebug_load(&odebug_max_chain);
 	s->max_checked = odebug_load(&odebug_max_checked);
 	odebug_pool_stats(s);
+	odebug_group_stats(s);
 }
 
 /* Put the counters back (the selftest leaves no trace). */
@@ -59,7 +60,7 @@ ODEBUG_EXPORT void debug_objects_print_stats(int fd)
 		ROW(max_chain), ROW(max_checked), ROW(warnings),
 		ROW(suppressed), ROW(fixups), ROW(pool_free),
 		ROW(pool_min_free), ROW(pool_used), ROW(pool_max_used),
-		ROW(objs_allocated), ROW(objs_freed),
+		ROW(objs_allocated), ROW(objs_freed), ROW(distinct), ROW(printed),
 #undef ROW
 	};
 	struct debug_objects_stats s;

@@ -35,10 +35,15 @@ i=0
 while [ ! -S /dev/log ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 [ -S /dev/log ] || { echo "rsyslogd did not start"; cat "$dir/rsyslogd.out"; exit 1; }
 
+# First a run that reports nothing: it must log nothing, not even a summary
+# (it is logged before the second run's lines, which are waited for).
+ODEBUG=1 ODEBUG_OPTIONS=log_path=syslog "$prog" --child quiet >/dev/null 2>&1 &
+quiet_pid=$!
+wait $quiet_pid
 ODEBUG=1 ODEBUG_OPTIONS=log_path=syslog ODEBUG_TEST_TMPDIR="$dir" \
 	"$prog" --child one >"$dir/stderr" 2>&1
 i=0
-while ! grep -q 'ODEBUG: in thread' "$dir/messages" 2>/dev/null && [ $i -lt 50 ]; do
+while ! grep -q 'ODEBUG: SUMMARY' "$dir/messages" 2>/dev/null && [ $i -lt 50 ]; do
 	sleep 0.1; i=$((i + 1))
 done
 name=$(basename "$prog")
@@ -46,7 +51,10 @@ name=$(basename "$prog")
 ok=1
 grep -q "^<11>1 .* $name [0-9]* .*ODEBUG: free active (active state 0)" "$dir/messages" || ok=0
 grep -q "^<11>1 .* $name .* in sinks_culprit+" "$dir/messages" || ok=0
+# The summary at exit goes to the same sink.
+grep -q "^<11>1 .* $name .*ODEBUG: SUMMARY: 1 warning, 1 distinct report" "$dir/messages" || ok=0
 grep -q ODEBUG "$dir/stderr" && ok=0
+grep -q " $name $quiet_pid " "$dir/messages" && ok=0
 if [ $ok = 1 ]; then
 	echo "ok: $(grep -c ODEBUG "$dir/messages") report lines in syslog at LOG_ERR under $name"
 	exit 0

@@ -14,6 +14,15 @@ struct fixup_call calls[MAX_CALLS];
 int ncalls;
 bool fixup_result[FIX_MAX];
 
+__attribute__((noinline)) void at_depth(int depth, void (*fn)(void *arg), void *arg)
+{
+	if (depth > 0)
+		at_depth(depth - 1, fn, arg);
+	else
+		fn(arg);
+	__asm__ volatile("" ::: "memory");	/* no tail call: keep the frame */
+}
+
 void calls_reset(void)
 {
 	ncalls = 0;

@@ -43,6 +43,12 @@ extern const struct debug_obj_descr bare_descr;
 void calls_reset(void);
 
 /*
+ * fn(arg), called @depth frames deeper: reports made from different depths
+ * have different stacks, so they are distinct causes (not one group).
+ */
+void at_depth(int depth, void (*fn)(void *arg), void *arg);
+
+/*
  * free(), with the free check run explicitly where free() is not ours (the
  * sanitizer build has no interposition).
  */

@@ -4,6 +4,11 @@
 
 #include "helpers.h"
 
+static void deactivate(void *obj)
+{
+	debug_object_deactivate(obj, &bare_descr);
+}
+
 static void reports_beyond_max_reports_are_counted_not_printed(void **state)
 {
 	static char objs[5][16];
@@ -14,7 +19,7 @@ static void reports_beyond_max_reports_are_counted_not_printed(void **state)
 	stats_mark();
 	capture_start();
 	for (i = 0; i < 5; i++)
-		debug_object_deactivate(objs[i], &bare_descr);
+		at_depth(i, deactivate, objs[i]);	/* 5 distinct causes */
 	out = capture_stop();
 	assert_int_equal(stats_delta().warnings, 5);
 	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 2);

@@ -94,7 +94,7 @@ static void forked_child_writes_its_own_log(void **state)
 
 static void json_reports_decode_with_a_real_parser(void **state)
 {
-	char opts[160], path[256], cmd[1024];
+	char opts[160], path[256], cmd[1536];
 	int status;
 	char *out;
 	FILE *p;
@@ -116,7 +116,8 @@ static void json_reports_decode_with_a_real_parser(void **state)
 		 "      r[\"address\"].startswith(\"0x\"), [n for n in names if n and n.startswith(\"sinks_\")][0],\n"
 		 "      \"sinks_arm\" in [f[\"function\"] for f in r[\"initialised_at\"]],\n"
 		 "      \"sinks_arm\" in [f[\"function\"] for f in r[\"activated_at\"]],\n"
-		 "      all(set(f) == {\"address\",\"function\",\"offset\",\"inlined\",\"module\",\"module_offset\",\"file\",\"line\"} for f in r[\"frames\"]))' %s",
+		 "      all(set(f) == {\"address\",\"function\",\"offset\",\"inlined\",\"module\",\"module_offset\",\"file\",\"line\"} for f in r[\"frames\"]),\n"
+		 "      json.loads(lines[1])[\"summary\"][\"groups\"][0][\"count\"])' %s",
 		 path);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -124,7 +125,7 @@ static void json_reports_decode_with_a_real_parser(void **state)
 		result[0] = '\0';
 	assert_int_equal(pclose(p), 0);
 	assert_string_equal(result,
-		"1 free active 0 sinks_timer sinks_callback+0x0 True True True True sinks_culprit True True True\n");
+		"2 free active 0 sinks_timer sinks_callback+0x0 True True True True sinks_culprit True True True 1\n");
 }
 
 static void json_escapes_every_string(void **state)
