@@ -101,8 +101,6 @@ static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
 	return o->name ? o->name : o->descr->name;
 }
 
-/* The most frames a stack is captured or printed with (stack_depth's max). */
-#define ODEBUG_MAX_FRAMES 128
 
 /*
  * A frame, named.  Strings live in symbolize.c until the next report ("",
