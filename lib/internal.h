@@ -101,7 +101,6 @@ static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
 	return o->name ? o->name : o->descr->name;
 }
 
-
 /*
  * A frame, named.  Strings live in symbolize.c until the next report ("",
  * never NULL, when unknown).  An inlined call is a frame of its own, with
