@@ -144,7 +144,7 @@ static void report_loads_nothing(void **state)
 
 static void child(const char *name)
 {
-	char *block = malloc(64);
+	char *block;
 
 	if (!strcmp(name, "repeat")) {
 		int i;
@@ -169,6 +169,7 @@ static void child(const char *name)
 			(unsigned long)stats_now().warnings, (unsigned long)stats_now().suppressed);
 		return;
 	}
+	block = malloc(64);	/* (only here: LeakSanitizer checks the children) */
 	debug_object_init(block, &repair_descr);
 	debug_object_activate(block, &repair_descr);
 	hidden_culprit(block);
