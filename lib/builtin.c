@@ -265,6 +265,25 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d)
 		debug_object_init(addr, d);
 }
 
+/*
+ * Track a statically initialised object found untracked.  Two threads may
+ * find it so at once (the first uses of a PTHREAD_RWLOCK_INITIALIZER lock):
+ * debug_object_assert_init() makes the tracker under the bucket lock only
+ * if there is still none, where an init would say "init active" once the
+ * other thread holds it.  On the stack (one thread's), an on-stack init
+ * keeps the stack notice away.
+ */
+static void track_static(void *addr, const struct debug_obj_descr *d)
+{
+	uintptr_t base;
+
+	odebug_stack_prepare();
+	if (odebug_on_stack((uintptr_t)addr, &base))
+		debug_object_init_on_stack(addr, d);
+	else
+		debug_object_assert_init(addr, d);
+}
+
 /* A misuse no public call describes: "<op> <state>", the tracker as it is. */
 void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *opname)
 {
@@ -298,7 +317,7 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
 	if (over_limit())
 		return ODEBUG_STATE_NOTAVAILABLE;
 	if (d->is_static_object(addr))
-		init_quiet(addr, d);
+		track_static(addr, d);
 	else
 		debug_object_activate(addr, d);
 	return odebug_builtin_step(addr, d, op, arg);
