@@ -37,29 +37,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "odebug.h"
+#define TORTURE_TYPE "torture_report"
+#include "torture.h"
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; \
-		fprintf(stdout, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stdout, __VA_ARGS__); fputc('\n', stdout); } \
-} while (0)
-
-static bool fixup_free(void *addr, enum debug_obj_state state);
-static const struct debug_obj_descr descr = {
-	.name = "torture_report", .fixup_free = fixup_free,
-};
-
-static bool fixup_free(void *addr, enum debug_obj_state state)
-{
-	if (state != ODEBUG_STATE_ACTIVE)
-		return false;
-	debug_object_deactivate(addr, &descr);
-	debug_object_free(addr, &descr);
-	return true;
-}
 
 static unsigned long warnings(void)
 {

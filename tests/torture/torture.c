@@ -25,32 +25,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "odebug.h"
+#define TORTURE_TYPE "torture"
+#include "torture.h"
 
 /* A pointer is looked up after free() on purpose. */
 #pragma GCC diagnostic ignored "-Wuse-after-free"
 
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; \
-		fprintf(stdout, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stdout, __VA_ARGS__); fputc('\n', stdout); } \
-} while (0)
-
-static bool fixup_free(void *addr, enum debug_obj_state state);
-static const struct debug_obj_descr descr = {
-	.name = "torture", .fixup_free = fixup_free,
-};
-
-static bool fixup_free(void *addr, enum debug_obj_state state)
-{
-	if (state != ODEBUG_STATE_ACTIVE)
-		return false;
-	debug_object_deactivate(addr, &descr);
-	debug_object_free(addr, &descr);
-	return true;
-}
 
 static struct debug_objects_stats stats(void)
 {
