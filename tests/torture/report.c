@@ -40,7 +40,6 @@
 #define TORTURE_TYPE "torture_report"
 #include "torture.h"
 
-
 static unsigned long warnings(void)
 {
 	struct debug_objects_stats s;
