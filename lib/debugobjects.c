@@ -52,17 +52,29 @@ static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 }
 
 /*
- * A misuse of a tracked object: copy the tracker, drop the lock, report,
- * then call the fixup (if any) with the state the tracker had.  Returns
- * the fixup's verdict.
+ * Move @t from the word @w to @state, the bucket lock held.  False when a
+ * lockless call changed the word since @w was read: the caller reads it
+ * again and decides again (table.c's header: every write is a CAS).
  */
-static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t,
+static bool set_state(struct odebug_tracker *t, uint64_t w, enum debug_obj_state state)
+{
+	return odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | state);
+}
+
+/*
+ * A misuse of a tracked object: copy the tracker, drop the lock, report,
+ * then call the fixup (if any) with the state the tracker had when the
+ * misuse was decided (@w; a lockless call may have changed it since).
+ * Returns the fixup's verdict.
+ */
+static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t, uint64_t w,
 		   const char *op, bool (*fn)(void *, enum debug_obj_state),
 		   void *addr)
 {
 	struct odebug_snapshot o;
 
 	odebug_tracker_snapshot(&o, t);
+	o.state = (enum debug_obj_state)odebug_word_state(w);
 	unlock_bucket(b);
 	odebug_report(&o, op);
 	return fixup(fn, addr, o.state);
@@ -88,7 +100,8 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 	static unsigned long limit;
 	struct odebug_buf b;
 
-	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
+	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name &&
+		   (uintptr_t)addr < ODEBUG_ADDR_LIMIT))
 		return false;
 	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
 		odebug_buf_init(&b, 2);
@@ -98,7 +111,8 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 			    !descr ? " called with a NULL descriptor" :
 			    (uintptr_t)descr & ODEBUG_STATE_BITS ?
 			    " called with a misaligned descriptor" :
-			    " called with a descriptor without a name");
+			    !descr->name ? " called with a descriptor without a name" :
+			    " called with an address beyond 48 bits");
 		odebug_puts(&b, "; call ignored\n");
 		odebug_flush(&b);
 	}
@@ -153,6 +167,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 	enum debug_obj_state state = ODEBUG_STATE_NONE;
 	uintptr_t stack;
 	bool is_on;
+	int slot;
 
 	if (t)
 		return t;
@@ -172,14 +187,19 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_OFF;
 		return NULL;
 	}
+	/* The word names the descriptor by its registry slot. */
+	slot = odebug_descr_note(descr);
+	if (unlikely(slot < 0)) {	/* over 4096 descriptors: said once */
+		*miss = MISS_OFF;
+		return NULL;
+	}
 	t = odebug_pool_alloc();
 	if (!t) {
 		*miss = MISS_POOL_EMPTY;
 		return NULL;
 	}
-	odebug_descr_note(descr);	/* what a report needs if its module goes */
-	t->addr = (uintptr_t)addr;
-	t->descr_state = (uintptr_t)descr | state;
+	__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
+			 __ATOMIC_RELAXED);
 	odebug_insert(b, t);
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
@@ -232,6 +252,7 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_tracker *t;
 	enum miss miss;
 	uint32_t origin = 0;
+	uint64_t w;
 
 	odebug_pool_fill();
 	odebug_stack_prepare();
@@ -246,20 +267,23 @@ retry:
 			goto retry;
 		return;
 	}
-	switch (odebug_tracker_state(t)) {
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		odebug_tracker_set_state(t, ODEBUG_STATE_INIT);
+		if (!set_state(t, w, ODEBUG_STATE_INIT))
+			goto again;
 		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, "init", descr->fixup_init, addr);
+		misuse(b, t, w, "init", descr->fixup_init, addr);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, "init", NULL, addr);
+		misuse(b, t, w, "init", NULL, addr);
 		return;
 	}
 }
@@ -312,6 +336,34 @@ static bool tracked(void *addr)
 	return found;
 }
 
+/*
+ * The lockless activate (table.c's header): INIT or INACTIVE to ACTIVE by
+ * one compare-and-swap, or an ACTIVE object re-armed.  False leaves the
+ * call to the locked path: not found, NONE (a tracker being made), a
+ * misuse, or the word changed under us.  Not with origins=1, whose stack
+ * ids are written under the bucket lock.
+ */
+static inline bool fast_activate(void *addr, bool rearm)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins))
+		return false;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t)
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+		return set_state(t, w, ODEBUG_STATE_ACTIVE);
+	case ODEBUG_STATE_ACTIVE:
+		return rearm;
+	default:
+		return false;
+	}
+}
+
 /* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
 static inline __attribute__((always_inline)) int
 activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
@@ -321,6 +373,7 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	struct odebug_tracker *t;
 	enum miss miss;
 	uint32_t origin = 0;
+	uint64_t w;
 	bool fixed;
 
 	if (!odebug_on())
@@ -328,14 +381,19 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
 		return -EINVAL;
 	odebug_check_returned();
+	if (likely(fast_activate(addr, rearm)))
+		return 0;
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
-		switch (odebug_tracker_state(t)) {
+again:
+		w = odebug_tracker_word(t);
+		switch (odebug_word_state(w)) {
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
-			odebug_tracker_set_state(t, ODEBUG_STATE_ACTIVE);
+			if (!set_state(t, w, ODEBUG_STATE_ACTIVE))
+				goto again;
 			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 			/* fall through */
 		case ODEBUG_STATE_NONE:
@@ -348,9 +406,9 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 				unlock_bucket(b);
 				return 0;
 			}
-			return misuse(b, t, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		default:	/* DESTROYED */
-			misuse(b, t, "activate", NULL, addr);
+			misuse(b, t, w, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -409,14 +467,41 @@ ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *d
  * Refused (reported) while the active state is not 0, for a DESTROYED
  * object and for an untracked one.  Never calls a fixup.
  */
+/*
+ * The lockless deactivate: INIT or ACTIVE to INACTIVE by one
+ * compare-and-swap, INACTIVE left so; only while astate is 0, which the
+ * compared word's busy bit says.  False leaves the call to the locked path.
+ */
+static inline bool fast_deactivate(void *addr)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || (w & ODEBUG_WORD_BUSY))
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INACTIVE:
+		return true;
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_ACTIVE:
+		return set_state(t, w, ODEBUG_STATE_INACTIVE);
+	default:
+		return false;
+	}
+}
+
 ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_descr *descr)
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
 		return;
 	odebug_check_returned();
+	if (likely(fast_deactivate(addr)))
+		return;
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
 	if (!t) {
@@ -424,13 +509,16 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 		report_untracked(addr, descr, "deactivate");
 		return;
 	}
-	switch (odebug_tracker_state(t)) {
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 	case ODEBUG_STATE_ACTIVE:
 		if (t->astate)
 			break;
-		odebug_tracker_set_state(t, ODEBUG_STATE_INACTIVE);
+		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
+			goto again;
 		/* fall through */
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
@@ -438,7 +526,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
 	default:	/* DESTROYED */
 		break;
 	}
-	misuse(b, t, "deactivate", NULL, addr);
+	misuse(b, t, w, "deactivate", NULL, addr);
 }
 
 /**
@@ -453,6 +541,7 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_destroy"))
 		return;
@@ -463,18 +552,21 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 		unlock_bucket(b);
 		return;
 	}
-	switch (odebug_tracker_state(t)) {
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		odebug_tracker_set_state(t, ODEBUG_STATE_DESTROYED);
+		if (!set_state(t, w, ODEBUG_STATE_DESTROYED))
+			goto again;
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, "destroy", descr->fixup_destroy, addr);
+		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, "destroy", NULL, addr);
+		misuse(b, t, w, "destroy", NULL, addr);
 		return;
 	}
 }
@@ -491,6 +583,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
@@ -501,13 +594,18 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 		unlock_bucket(b);
 		return;
 	}
-	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE) {
+again:
+	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
+		/* Claimed: a lockless activate now fails, or it came first. */
+		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+			goto again;
 		odebug_remove(b, t);
 		unlock_bucket(b);
 		odebug_pool_free(t);
 		return;
 	}
-	misuse(b, t, "free", descr->fixup_free, addr);
+	misuse(b, t, w, "free", descr->fixup_free, addr);
 }
 
 /**
@@ -557,6 +655,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_active_state"))
 		return;
@@ -568,12 +667,17 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 		report_untracked(addr, descr, "active_state");
 		return;
 	}
-	if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+again:
+	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+		/* The busy bit first: a lockless deactivate compares it. */
+		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
+			goto again;
 		t->astate = next;
 		unlock_bucket(b);
 		return;
 	}
-	misuse(b, t, "active_state", NULL, addr);
+	misuse(b, t, w, "active_state", NULL, addr);
 }
 
 /* After fixup_free: whatever it left at @addr goes, the memory is gone. */
@@ -687,8 +791,9 @@ struct range {
 static bool in_range(const struct odebug_tracker *t, void *ctx)
 {
 	const struct range *r = ctx;
+	uintptr_t addr = odebug_tracker_addr(t);
 
-	return t->addr >= r->start && t->addr < r->end;
+	return addr >= r->start && addr < r->end;
 }
 
 static bool find_tracked(struct odebug_bucket *b, uint64_t chains,
