@@ -220,8 +220,9 @@ static inline int fast_step(void *addr, const struct debug_obj_descr *d, enum od
 	}
 }
 
-static inline __attribute__((always_inline)) int
-step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
+/* The step under the bucket lock: out of line, the lockless one's frame stays small. */
+static __attribute__((noinline)) int
+step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 	struct odebug_tracker *t;
@@ -230,11 +231,6 @@ step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned i
 	int state, next;
 	uint64_t w;
 
-	if ((op == BOP_LOCK || op == BOP_UNLOCK) && d) {
-		state = fast_step(addr, d, op);
-		if (likely(state >= 0))
-			return state;
-	}
 	if (unlikely(odebug_opt.origins) && (op == BOP_LOCK || op == BOP_RDLOCK || op == BOP_WAIT))
 		origin = odebug_origin_here();
 	odebug_bucket_lock(b);
@@ -307,6 +303,19 @@ again:
 	}
 	odebug_bucket_unlock(b);
 	return state;
+}
+
+static inline __attribute__((always_inline)) int
+step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
+{
+	int state;
+
+	if ((op == BOP_LOCK || op == BOP_UNLOCK) && d) {
+		state = fast_step(addr, d, op);
+		if (likely(state >= 0))
+			return state;
+	}
+	return step_locked(addr, d, op, arg);
 }
 
 /* The same, out of line, for every other caller. */

@@ -93,16 +93,12 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 	odebug_report(&o, op);
 }
 
-/* NULL object or descriptor: one line (five at most), then a no-op. */
-static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
-		     const char *fn)
+static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
+		const struct debug_obj_descr *descr, const char *fn)
 {
 	static unsigned long limit;
 	struct odebug_buf b;
 
-	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name &&
-		   (uintptr_t)addr < ODEBUG_ADDR_LIMIT))
-		return false;
 	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
 		odebug_buf_init(&b, 2);
 		odebug_puts(&b, "ODEBUG: ");
@@ -117,6 +113,16 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 		odebug_flush(&b);
 	}
 	return true;
+}
+
+/* NULL object or descriptor: one line (five at most), then a no-op. */
+static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
+			    const char *fn)
+{
+	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name &&
+		   (uintptr_t)addr < ODEBUG_ADDR_LIMIT))
+		return false;
+	return bad_call_slow(addr, descr, fn);
 }
 
 static void oom(void)
@@ -364,9 +370,12 @@ static inline bool fast_activate(void *addr, bool rearm)
 	}
 }
 
-/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
-static inline __attribute__((always_inline)) int
-activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
+/*
+ * The locked activate: out of line, so that the lockless one's frame
+ * saves no registers.
+ */
+static __attribute__((noinline)) int
+activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 {
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
@@ -376,13 +385,6 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	uint64_t w;
 	bool fixed;
 
-	if (!odebug_on())
-		return 0;
-	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
-		return -EINVAL;
-	odebug_check_returned();
-	if (likely(fast_activate(addr, rearm)))
-		return 0;
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
@@ -430,6 +432,20 @@ again:
 	return fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
 }
 
+/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
+static inline __attribute__((always_inline)) int
+activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
+{
+	if (!odebug_on())
+		return 0;
+	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
+		return -EINVAL;
+	odebug_check_returned();
+	if (likely(fast_activate(addr, rearm)))
+		return 0;
+	return activate_slow(addr, descr, rearm);
+}
+
 /**
  * debug_object_activate - debug checks when an object is activated
  * @addr:	address of the object
@@ -457,6 +473,41 @@ ODEBUG_EXPORT int debug_object_activate(void *addr, const struct debug_obj_descr
 ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *descr)
 {
 	return activate(addr, descr, true);
+}
+
+/* The locked deactivate, out of line (see activate_slow()). */
+static __attribute__((noinline)) void
+deactivate_slow(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		report_untracked(addr, descr, "deactivate");
+		return;
+	}
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+	case ODEBUG_STATE_ACTIVE:
+		if (t->astate)
+			break;
+		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
+			goto again;
+		/* fall through */
+	case ODEBUG_STATE_NONE:
+		unlock_bucket(b);
+		return;
+	default:	/* DESTROYED */
+		break;
+	}
+	misuse(b, t, w, "deactivate", NULL, addr);
 }
 
 /**
@@ -493,40 +544,12 @@ static inline bool fast_deactivate(void *addr)
 
 ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-	uint64_t w;
-
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
 		return;
 	odebug_check_returned();
 	if (likely(fast_deactivate(addr)))
 		return;
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "deactivate");
-		return;
-	}
-again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
-	case ODEBUG_STATE_INIT:
-	case ODEBUG_STATE_INACTIVE:
-	case ODEBUG_STATE_ACTIVE:
-		if (t->astate)
-			break;
-		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
-			goto again;
-		/* fall through */
-	case ODEBUG_STATE_NONE:
-		unlock_bucket(b);
-		return;
-	default:	/* DESTROYED */
-		break;
-	}
-	misuse(b, t, w, "deactivate", NULL, addr);
+	deactivate_slow(addr, descr);
 }
 
 /**

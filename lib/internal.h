@@ -415,7 +415,54 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 	return NULL;
 }
 #else
-struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w);
+/* table.c's chain heads: 64 per bucket (pool indexes). */
+extern uint32_t (*odebug_heads)[64];
+
+/*
+ * The chain head of @addr (table.c's header): its 64-byte slot in its
+ * chunk, rotated by the hash bits just below the bucket index.
+ */
+static inline uint32_t *odebug_chain_head(uintptr_t addr)
+{
+	uint64_t hash = odebug_chunk_hash(addr);
+	unsigned int rot = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 6)) & 63;
+
+	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)][((addr >> 6) + rot) & 63];
+}
+
+/* Steps a lockless walk takes before it leaves the call to the locked path. */
+#define ODEBUG_PEEK_STEPS	8
+
+/*
+ * A tracker on the chain may be unlinked, returned to the pool and reused
+ * for another object while the walk reads it, so the walk may wander off
+ * the chain: it stays inside the pool's mapping (indexes are checked
+ * against the reservation, never unmapped while on) and stops after
+ * ODEBUG_PEEK_STEPS.  What it returns is right by identity, not by
+ * position: at most one tracker whose word holds @addr and is not RETIRED
+ * exists at any time, and the caller's compare-and-swap fails if the word
+ * changed since it was read (table.c's header).
+ */
+static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
+{
+	unsigned long end = odebug_load(&odebug_pool_reserved);
+	unsigned int steps = ODEBUG_PEEK_STEPS;
+	uint32_t i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_ACQUIRE);
+
+	for (; i && i < end && steps; steps--) {
+		struct odebug_tracker *t = &odebug_pool_base[i];
+		uint64_t word = odebug_tracker_word(t);
+
+		if (odebug_word_addr(word) == addr) {
+			if (odebug_word_state(word) == ODEBUG_WORD_RETIRED)
+				return NULL;
+			*w = word;
+			return t;
+		}
+		i = odebug_tracker_next(t);
+	}
+	return NULL;
+}
 #endif
 /* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);

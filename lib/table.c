@@ -112,6 +112,7 @@
 #define REGION_BITS	16
 #define REGION_COUNTERS	((size_t)1 << REGION_BITS)
 
+_Static_assert(CHAINS == 64 && ROT_BITS == 6, "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
@@ -119,8 +120,13 @@ _Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
 _Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
 _Static_assert(REGION_SHIFT > ODEBUG_CHUNK_SHIFT, "a region is whole chunks");
 
-/* Per bucket: the chain heads (pool indices), four cache lines. */
-static uint32_t (*heads)[CHAINS];
+/*
+ * Per bucket: the chain heads (pool indices), four cache lines; named
+ * odebug_heads for the lockless walk (internal.h's odebug_peek(), whose
+ * odebug_chain_head() is chain_of() below, bit for bit).
+ */
+uint32_t (*odebug_heads)[CHAINS];
+#define heads odebug_heads
 /* Per bucket and class: the occupied cells, 128 bits. */
 static uint64_t (*occupied)[CLASSES][MASK_WORDS];
 /* Trackers per region hash. */
@@ -405,52 +411,6 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 	if (chunk != last && region_empty(last))
 		return false;
 	return chunk_may_hold(last, 0, last_cell(last, end));
-}
-
-/*
- * Steps a lockless walk takes before it leaves the call to the locked
- * path.  Chains average under one tracker; a walk led astray by a tracker
- * unlinked and reused under it ends here at the latest.
- */
-#define PEEK_STEPS	8
-
-/**
- * odebug_peek - find @addr's tracker without the bucket lock
- * @addr:	the object
- * @w:		set to the tracker's word as it was read
- *
- * A tracker on the chain may be unlinked, returned to the pool and reused
- * for another object while the walk reads it, so the walk may wander off
- * the chain: it stays inside the pool's mapping (indexes are checked
- * against the reservation, never unmapped while on) and stops after
- * PEEK_STEPS.  What it returns is right by identity, not by position: at
- * most one tracker whose word holds @addr and is not RETIRED exists at any
- * time (made under @addr's bucket lock after a lookup found none; RETIRED
- * under that lock before it is unlinked), and the caller's
- * compare-and-swap fails if the word changed since it was read.
- */
-struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
-{
-	uint64_t hash = odebug_chunk_hash(addr), word;
-	unsigned long end = odebug_load(&odebug_pool_reserved);
-	unsigned int steps = PEEK_STEPS;
-	struct odebug_tracker *t;
-	uint32_t i;
-
-	i = __atomic_load_n(&heads[bucket_index(hash)][(slot_of(addr) + rot_of_hash(hash)) &
-						      (CHAINS - 1)], __ATOMIC_ACQUIRE);
-	for (; i && i < end && steps; steps--) {
-		t = &odebug_pool_base[i];
-		word = odebug_tracker_word(t);
-		if (odebug_word_addr(word) == addr) {
-			if (odebug_word_state(word) == ODEBUG_WORD_RETIRED)
-				return NULL;
-			*w = word;
-			return t;
-		}
-		i = odebug_tracker_next(t);
-	}
-	return NULL;
 }
 
 /* Find the tracker of @addr; the bucket lock is held. */

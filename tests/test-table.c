@@ -59,6 +59,14 @@ static void insert(uintptr_t addr)
 	odebug_insert(b, t);
 	odebug_bucket_unlock(b);
 	live[nlive++] = t;
+#ifndef TABLE_KERNEL
+	{
+		uint64_t w;
+
+		/* The lockless walk finds it on the chain the locked one linked. */
+		assert_ptr_equal(odebug_peek(addr, &w), t);
+	}
+#endif
 }
 
 static void remove_at(size_t i)
