@@ -119,8 +119,10 @@ static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
 static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 			    const char *fn)
 {
-	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name &&
-		   (uintptr_t)addr < ODEBUG_ADDR_LIMIT))
+	/* Not NULL and below 2^48 in one compare; not NULL and aligned in another. */
+	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 &&
+		   ((uintptr_t)descr & ~(uintptr_t)ODEBUG_STATE_BITS) &&
+		   !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
 		return false;
 	return bad_call_slow(addr, descr, fn);
 }

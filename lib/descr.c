@@ -38,31 +38,23 @@
 #define SLOTS		ODEBUG_DESCR_SLOTS	/* distinct descriptors kept */
 #define NAME_COPY	48
 
-struct entry {
-	const struct debug_obj_descr *descr;	/* the key; NULL: empty */
-	const char *name;
-	char copy[NAME_COPY];
-};
+/* An entry (internal.h): the key, the name pointer, the name's first 47 bytes. */
+_Static_assert(sizeof(((struct odebug_descr_entry *)0)->copy) == NAME_COPY, "one layout");
 
-static struct entry entries[SLOTS];
+struct odebug_descr_entry odebug_descr_entries[SLOTS];
+#define entries odebug_descr_entries
 static odebug_spinlock_t insert_lock;
 static bool full_said;
 __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
 __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
 
-/* The descriptor a tracker's slot names (registered before the tracker was made). */
-const struct debug_obj_descr *odebug_descr_at(unsigned int slot)
-{
-	return __atomic_load_n(&entries[slot & (SLOTS - 1)].descr, __ATOMIC_RELAXED);
-}
-
 static size_t slot_of(const struct debug_obj_descr *d)
 {
 	return (size_t)(((uintptr_t)d >> 3) * 0x9E3779B97F4A7C15ull >> 52) & (SLOTS - 1);
 }
 
-static struct entry *find(const struct debug_obj_descr *d)
+static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 {
 	size_t i, s = slot_of(d);
 
@@ -110,7 +102,7 @@ static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
  */
 int odebug_descr_note_slow(const struct debug_obj_descr *d)
 {
-	struct entry *e;
+	struct odebug_descr_entry *e;
 	size_t i, s;
 
 	e = find(d);
@@ -152,7 +144,7 @@ void odebug_descr_resolve(struct odebug_snapshot *o)
 {
 	static const char unknown[] = "(unloaded module)";
 	struct debug_obj_descr now;
-	const struct entry *e = find(o->descr);
+	const struct odebug_descr_entry *e = find(o->descr);
 	char name[NAME_COPY];
 	size_t got = 0;
 

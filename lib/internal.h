@@ -103,8 +103,19 @@ static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, ui
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }
 
-/* descr.c: the registry the word's slot indexes. */
-const struct debug_obj_descr *odebug_descr_at(unsigned int slot);
+/* descr.c: the registry the word's slot indexes (64 bytes an entry). */
+struct odebug_descr_entry {
+	const struct debug_obj_descr *descr;	/* the key; NULL: empty */
+	const char *name;
+	char copy[48];
+};
+extern struct odebug_descr_entry odebug_descr_entries[];
+
+/* The descriptor a tracker's slot names (registered before the tracker was made). */
+static inline const struct debug_obj_descr *odebug_descr_at(unsigned int slot)
+{
+	return __atomic_load_n(&odebug_descr_entries[slot & (ODEBUG_DESCR_SLOTS - 1)].descr, __ATOMIC_RELAXED);
+}
 
 static inline uintptr_t odebug_tracker_addr(const struct odebug_tracker *t)
 {
