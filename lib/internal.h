@@ -344,7 +344,7 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-} __attribute__((aligned(64)));			/* one line: no false sharing */
+} __attribute__((aligned(32)));	/* two a line: 0.5 MiB in all, taken by the locked path only */
 extern struct odebug_bucket *odebug_buckets;
 #define ODEBUG_HASH_BITS 14			/* 16384 buckets */
 

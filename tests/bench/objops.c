@@ -11,7 +11,7 @@
  *	in all (M / 4 cycles); prints the wall time per operation (total wall
  *	time / M, so with T threads it is the inverse of the throughput).
  *
- * bench-objops mem --live N
+ * bench-objops mem --live N [--per-page P]
  *	Resident bytes of the anonymous mappings (not the heap, not the stack,
  *	not the objects' own mapping) at start and after tracking N objects
  *	(init + activate, from 100 distinct call sites), read from
@@ -247,7 +247,7 @@ static unsigned long anon_rss_kb(const struct region *skip)
 	return total;
 }
 
-static int mem(unsigned long live)
+static int mem(unsigned long live, unsigned long per_page)
 {
 	struct debug_objects_stats st0, st1;
 	struct region r;
@@ -256,7 +256,7 @@ static int mem(unsigned long live)
 	memset(&r, 0, sizeof(r));
 	debug_objects_get_stats(&st0, sizeof(st0));
 	start_kb = anon_rss_kb(NULL);
-	region_map(&r, live, 1);
+	region_map(&r, live, per_page);
 	for (i = 0; i < live; i++) {
 		void *obj = obj_at(&r, i);
 
@@ -265,9 +265,9 @@ static int mem(unsigned long live)
 	}
 	end_kb = anon_rss_kb(&r);
 	debug_objects_get_stats(&st1, sizeof(st1));
-	printf("objops mode=mem live=%lu enabled=%d anon_start_kb=%lu anon_end_kb=%lu "
+	printf("objops mode=mem live=%lu per_page=%lu enabled=%d anon_start_kb=%lu anon_end_kb=%lu "
 	       "pool_used=%lu pool_total_start=%lu pool_total=%lu\n",
-	       live, (int)debug_objects_enabled(), start_kb, end_kb, st1.pool_used,
+	       live, per_page, (int)debug_objects_enabled(), start_kb, end_kb, st1.pool_used,
 	       st0.pool_used + st0.pool_free, st1.pool_used + st1.pool_free);
 	return 0;
 }
@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "cycle"))
 		return cycle(live, per_page, threads, ops);
 	if (!strcmp(mode, "mem"))
-		return mem(live);
+		return mem(live, per_page);
 	if (!strcmp(mode, "activate"))
 		return activate(live, ops);
 	if (!strcmp(mode, "hot"))
