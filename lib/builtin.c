@@ -185,7 +185,7 @@ static bool is_builtin(const struct debug_obj_descr *d)
  * the descriptor and that no reader or waiter is counted (busy).  Returns
  * the state before, or -1 to leave the step to the locked path.
  */
-static inline int fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+static inline __attribute__((always_inline)) int fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 {
 	struct odebug_tracker *t;
 	unsigned int state;
