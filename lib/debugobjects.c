@@ -58,6 +58,9 @@ static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
  */
 static bool set_state(struct odebug_tracker *t, uint64_t w, enum debug_obj_state state)
 {
+	/* No change: the read of @w is where the call takes effect. */
+	if (odebug_word_state(w) == state)
+		return true;
 	return odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | state);
 }
 
@@ -164,15 +167,17 @@ static void print_note(const void *addr, const struct stack_note *note)
 /*
  * Find the tracker of @addr, or make one: always for init, and for
  * activate/assert_init (@alloc_ifstatic) only when the descriptor says the
- * object was initialised statically.  The bucket lock is held.
+ * object was initialised statically.  The bucket lock is held.  A tracker
+ * made is INIT from the start (init's transition is its insertion, which
+ * a lockless call may see at once); *@made says so.
  */
 static struct odebug_tracker *
 lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		const struct debug_obj_descr *descr, bool onstack,
-		bool alloc_ifstatic, enum miss *miss, struct stack_note *note)
+		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
 	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
-	enum debug_obj_state state = ODEBUG_STATE_NONE;
+	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
 	bool is_on;
 	int slot;
@@ -185,7 +190,6 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 			return NULL;
 		}
 		/* Statically allocated objects are considered initialised. */
-		state = ODEBUG_STATE_INIT;
 	}
 	/*
 	 * The out-of-memory switch-off drains bucket by bucket: a tracker
@@ -209,6 +213,7 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 	__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
 			 __ATOMIC_RELAXED);
 	odebug_insert(b, t);
+	*made = true;
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
 	if (is_on != onstack) {
@@ -233,13 +238,14 @@ find_or_alloc_static(void *addr, const struct debug_obj_descr *descr,
 {
 	struct odebug_bucket *b = lock_bucket(addr);
 	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+	bool made = false;
 
 	while (!t) {
 		unlock_bucket(b);
 		odebug_pool_fill();
 		odebug_stack_prepare();
 		b = lock_bucket(addr);
-		t = lookup_or_alloc(b, addr, descr, false, true, miss, note);
+		t = lookup_or_alloc(b, addr, descr, false, true, miss, note, &made);
 		if (t)
 			break;
 		unlock_bucket(b);
@@ -261,6 +267,7 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	enum miss miss;
 	uint32_t origin = 0;
 	uint64_t w;
+	bool made = false;
 
 	odebug_pool_fill();
 	odebug_stack_prepare();
@@ -268,11 +275,17 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 		origin = odebug_origin_here();
 retry:
 	b = lock_bucket(addr);
-	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note);
+	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note, &made);
 	if (!t) {
 		unlock_bucket(b);
 		if (handle_miss(miss))
 			goto retry;
+		return;
+	}
+	if (made) {	/* made INIT: a lockless activate may have moved it on since */
+		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
+		unlock_bucket(b);
+		print_note(addr, &note);
 		return;
 	}
 again:
