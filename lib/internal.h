@@ -99,8 +99,16 @@ static inline uint64_t odebug_tracker_word(const struct odebug_tracker *t)
  */
 static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, uint64_t new)
 {
+#ifdef ODEBUG_TABLE_KERNEL
+	/* The kernel's table: no lockless writer, the bucket lock orders all. */
+	if (t->word != old)
+		return false;
+	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
+	return true;
+#else
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+#endif
 }
 
 /* descr.c: the registry the word's slot indexes (64 bytes an entry). */
