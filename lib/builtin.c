@@ -168,15 +168,8 @@ static bool is_builtin(const struct debug_obj_descr *d)
 	       d == &odebug_barrier_descr || d == &odebug_sem_descr;
 }
 
-/* --- the one-lock transitions ---------------------------------------- */
+/* --- the transitions: lockless, or one bucket lock ------------------- */
 
-/*
- * Apply @op to the tracker of @addr; @d NULL matches any built-in type.
- * Returns the state before, ODEBUG_STATE_NOTAVAILABLE when untracked, or
- * ODEBUG_STATE_FOREIGN when the address is tracked with another
- * descriptor (a user's annotation of a struct whose first member is the
- * lock): that object is left to its owner.
- */
 /*
  * Lock and unlock without the bucket lock (table.c's header): a held
  * mutex or write-locked rwlock is ACTIVE with no reader count, so lock is
@@ -185,7 +178,8 @@ static bool is_builtin(const struct debug_obj_descr *d)
  * the descriptor and that no reader or waiter is counted (busy).  Returns
  * the state before, or -1 to leave the step to the locked path.
  */
-static inline __attribute__((always_inline)) int fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+static inline __attribute__((always_inline)) int
+fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 {
 	struct odebug_tracker *t;
 	unsigned int state;
@@ -305,6 +299,13 @@ again:
 	return state;
 }
 
+/*
+ * Apply @op to the tracker of @addr; @d NULL matches any built-in type.
+ * Returns the state before, ODEBUG_STATE_NOTAVAILABLE when untracked, or
+ * ODEBUG_STATE_FOREIGN when the address is tracked with another
+ * descriptor (a user's annotation of a struct whose first member is the
+ * lock): that object is left to its owner.
+ */
 static inline __attribute__((always_inline)) int
 step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
 {

@@ -17,7 +17,6 @@
 #include "internal.h"
 
 unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
-unsigned long odebug_max_checked;
 
 /* Why lookup_or_alloc() returned no tracker. */
 enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY, MISS_OFF };
@@ -41,7 +40,8 @@ static void unlock_bucket(struct odebug_bucket *b)
 	odebug_bucket_unlock(b);
 }
 
-static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+/* Call a fixup, if any; count it when it fixed something.  (freecheck.c too.) */
+bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state)
 {
 	if (fn && fn(addr, state)) {
@@ -80,7 +80,7 @@ static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t, uint
 	o.state = (enum debug_obj_state)odebug_word_state(w);
 	unlock_bucket(b);
 	odebug_report(&o, op);
-	return fixup(fn, addr, o.state);
+	return odebug_fixup(fn, addr, o.state);
 }
 
 static void report_untracked(void *addr, const struct debug_obj_descr *descr,
@@ -437,14 +437,14 @@ again:
 	 * tracks it itself.  Report only if it did not.
 	 */
 	if (!descr->is_static_object && descr->fixup_activate) {
-		fixed = fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
+		fixed = odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
 		if (tracked(addr))
 			return 0;
 		report_untracked(addr, descr, "activate");
 		return fixed ? 0 : -EINVAL;
 	}
 	report_untracked(addr, descr, "activate");
-	return fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+	return odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
 }
 
 /* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
@@ -674,7 +674,7 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 	if (miss != MISS_UNTRACKED)
 		return;
 	report_untracked(addr, descr, "assert_init");
-	fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
+	odebug_fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
 }
 
 /**
@@ -716,168 +716,6 @@ again:
 		return;
 	}
 	misuse(b, t, w, "active_state", NULL, addr);
-}
-
-/* After fixup_free: whatever it left at @addr goes, the memory is gone. */
-static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
-{
-	struct odebug_tracker *t;
-
-	odebug_bucket_lock(b);
-	t = odebug_lookup(b, addr);
-	if (t)
-		odebug_remove(b, t);
-	unlock_bucket(b);
-	if (t)
-		odebug_pool_free(t);
-}
-
-/* A free check in progress: trackers visited, and whether the memory is dead. */
-struct range_check {
-	unsigned long checked;
-	bool dead;
-};
-
-/*
- * Check the @chains of one bucket for trackers whose object starts in
- * [start, end): ACTIVE ones are reported and fixed up, the others dropped
- * silently.  When the memory is already dead (a thread's stack at its
- * exit, long after the objects' functions returned), ACTIVE ones are
- * reported from the snapshot and dropped: no fixup or debug_hint reads
- * bytes that are no longer the object.  Adds the trackers visited to @ctx.
- */
-static bool check_bucket(struct odebug_bucket *b, uint64_t chains,
-			 uintptr_t start, uintptr_t end, void *ctx)
-{
-	struct range_check *rc = ctx;
-	struct odebug_tracker *t;
-	struct odebug_snapshot o;
-	unsigned long cnt, checked = 0;
-	uint32_t dropped;
-
-repeat:
-	cnt = 0;
-	dropped = 0;
-	odebug_bucket_lock(b);
-	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
-	if (t) {
-		odebug_tracker_snapshot(&o, t);
-		if (rc->dead) {		/* report only: the tracker goes now */
-			o.dead = true;
-			odebug_remove(b, t);
-			t->hnext = dropped;
-			dropped = odebug_tracker_index(t);
-		}
-		unlock_bucket(b);
-		odebug_trackers_put(dropped);
-		checked += cnt;
-		odebug_descr_resolve(&o);	/* its module may be gone */
-		odebug_report(&o, "free");
-		if (rc->dead)
-			goto repeat;
-		if (!o.dead)
-			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
-		/*
-		 * The kernel rescans until the fixup made the object
-		 * inactive, forever if it never does; the tracker goes now,
-		 * so each object is reported once.
-		 */
-		drop_tracker(b, o.addr);
-		goto repeat;
-	}
-	unlock_bucket(b);
-	odebug_trackers_put(dropped);
-	if (cnt > odebug_load(&odebug_max_chain))
-		odebug_stat_max(&odebug_max_chain, cnt);
-	rc->checked += checked + cnt;
-	return false;
-}
-
-static void check_range(uintptr_t start, uintptr_t end, bool dead)
-{
-	struct range_check rc = { 0, dead };
-	int saved;
-
-	/* free() and munmap() must not change errno: reports and fixups may. */
-	saved = errno;
-	odebug_table_visit(start, end, check_bucket, &rc);
-	errno = saved;
-	if (rc.checked > odebug_load(&odebug_max_checked))
-		odebug_stat_max(&odebug_max_checked, rc.checked);
-}
-
-/*
- * The free check proper, on [start, end), once odebug_range_may_hold()
- * found it may hold a tracker; the caller checked the switch.
- */
-void odebug_check_range_slow(uintptr_t start, uintptr_t end)
-{
-	check_range(start, end, false);
-}
-
-/* The check of memory that is already dead: report only (see check_bucket). */
-void odebug_check_range_dead(uintptr_t start, uintptr_t end)
-{
-	if (odebug_range_may_hold(start, end))
-		check_range(start, end, true);
-}
-
-struct range {
-	uintptr_t start, end;
-};
-
-static bool in_range(const struct odebug_tracker *t, void *ctx)
-{
-	const struct range *r = ctx;
-	uintptr_t addr = odebug_tracker_addr(t);
-
-	return addr >= r->start && addr < r->end;
-}
-
-static bool find_tracked(struct odebug_bucket *b, uint64_t chains,
-			 uintptr_t start, uintptr_t end, void *ctx)
-{
-	struct range r = { start, end };
-	bool found;
-
-	odebug_bucket_lock(b);
-	found = odebug_bucket_each(b, chains, in_range, &r);
-	unlock_bucket(b);
-	*(bool *)ctx = found;
-	return found;
-}
-
-/* Does any tracked object start in [start, end)?  (mremap's choice.) */
-bool odebug_range_tracked(uintptr_t start, uintptr_t end)
-{
-	bool found = false;
-
-	odebug_table_visit(start, end, find_tracked, &found);
-	return found;
-}
-
-/**
- * debug_check_no_obj_freed - check a memory range for active objects
- * @addr:	start of the range being released
- * @size:	its size in bytes
- *
- * Call it from a custom allocator (arena, pool, slab) before it releases or
- * reuses memory.  Every ACTIVE object that starts in the range is reported
- * ("free active") and its descriptor's fixup_free is called; trackers in
- * other states are dropped silently.  The interposed free(), realloc(),
- * reallocarray(), munmap() and mremap(), and the exit of a thread that
- * annotated on-stack objects, run the same check for you.
- */
-ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
-{
-	uintptr_t start = (uintptr_t)addr, end = start + size;
-
-	if (!odebug_on() || !odebug_opt.check_free || !size)
-		return;
-	odebug_check_returned();
-	if (end < start)	/* wraps: up to the top of the address space */
-		end = UINTPTR_MAX;
-	odebug_check_range(start, end);
 }
 
 /**

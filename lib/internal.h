@@ -79,7 +79,10 @@ static inline unsigned int odebug_word_slot(uint64_t w)
 {
 	return (unsigned int)(w >> ODEBUG_DESCR_SHIFT) & (ODEBUG_DESCR_SLOTS - 1);
 }
-static inline unsigned int odebug_word_state(uint64_t w) { return (unsigned int)(w & ODEBUG_STATE_BITS); }
+static inline unsigned int odebug_word_state(uint64_t w)
+{
+	return (unsigned int)(w & ODEBUG_STATE_BITS);
+}
 /* @w with state @state and busy set as @astate says. */
 static inline uint64_t odebug_word_set(uint64_t w, unsigned int state, unsigned int astate)
 {
@@ -122,7 +125,8 @@ extern struct odebug_descr_entry odebug_descr_entries[];
 /* The descriptor a tracker's slot names (registered before the tracker was made). */
 static inline const struct debug_obj_descr *odebug_descr_at(unsigned int slot)
 {
-	return __atomic_load_n(&odebug_descr_entries[slot & (ODEBUG_DESCR_SLOTS - 1)].descr, __ATOMIC_RELAXED);
+	return __atomic_load_n(&odebug_descr_entries[slot & (ODEBUG_DESCR_SLOTS - 1)].descr,
+			       __ATOMIC_RELAXED);
 }
 
 static inline uintptr_t odebug_tracker_addr(const struct odebug_tracker *t)
@@ -497,6 +501,10 @@ void odebug_table_drain(void);
 
 /* "debugobjects.c": the state machine */
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+		  enum debug_obj_state state);
+
+/* "freecheck.c": the free check */
 extern unsigned long odebug_max_checked;
 void odebug_check_range_slow(uintptr_t start, uintptr_t end);
 

@@ -335,7 +335,8 @@ static void vacate(struct odebug_bucket *b, uintptr_t addr)
 	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
 		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
 		     t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (cell_of(odebug_tracker_addr(t)) == cell && rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
+			if (cell_of(odebug_tracker_addr(t)) == cell &&
+			    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
 				return;
 	__atomic_store_n(w, *w & ~(1ull << (cell & 63)), __ATOMIC_RELAXED);
 }
