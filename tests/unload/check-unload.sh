@@ -37,16 +37,21 @@ for mode in preload linked; do
 	[ "$(grep -c 'ODEBUG: free active' "$out")" = 1 ] || fail "$mode twice: not exactly one report"
 	sed -n '/after the first/q;/ODEBUG/p' "$out" | grep -q . && fail "$mode twice: report before the unloading dlclose"
 done
-# --audit: before the unmap, with the hint and the fixup
-ODEBUG_LIBRARY=$lib "$launcher" --audit "$host_pre" "$plugin" leak >"$out" 2>&1 || fail "audit leak: exit status $?"
-grep -q 'ODEBUG: free active (active state 0) object: 0x[0-9a-f]* object type: plugin_ticker hint: plugin_start+0x0' "$out" ||
-	fail "audit leak: no report with the hint"
-grep -q 'plugin: fixup_free stopped the ticker' "$out" || fail "audit leak: the fixup did not run"
-grep -q 'ODEBUG: the object(s) above were in .*libodebug-plugin.so, unloaded by dlclose()' "$out" ||
-	fail "audit leak: the module is not named"
-grep -q ' in unload_plugin+' "$out" || fail "audit leak: the caller is not named"
-[ "$(grep -c 'ODEBUG: free active' "$out")" = 1 ] || fail "audit leak: not exactly one report"
-grep -q "after dlclose: state $na" "$out" || fail "audit leak: tracker not dropped"
+# --audit: before the unmap, with the hint and the fixup; the backtrace
+# starts at the caller of dlclose() (not la_objclose, ld.so or libc)
+for host in "$host_pre" "$host_linked"; do
+	ODEBUG_LIBRARY=$lib "$launcher" --audit "$host" "$plugin" leak >"$out" 2>&1 || fail "audit leak: exit status $?"
+	grep -q 'ODEBUG: free active (active state 0) object: 0x[0-9a-f]* object type: plugin_ticker hint: plugin_start+0x0' "$out" ||
+		fail "audit leak: no report with the hint"
+	grep -q 'plugin: fixup_free stopped the ticker' "$out" || fail "audit leak: the fixup did not run"
+	grep -q 'ODEBUG: the object(s) above were in .*libodebug-plugin.so, unloaded by dlclose()' "$out" ||
+		fail "audit leak: the module is not named"
+	grep -q '^ *#0 0x[0-9a-f]* in unload_plugin+' "$out" ||
+		fail "audit leak ($host): the first frame is not the caller of dlclose()"
+	grep -q '^ *#1 0x[0-9a-f]* in main+' "$out" || fail "audit leak ($host): frame #1 is not main"
+	[ "$(grep -c 'ODEBUG: free active' "$out")" = 1 ] || fail "audit leak: not exactly one report"
+	grep -q "after dlclose: state $na" "$out" || fail "audit leak: tracker not dropped"
+done
 ODEBUG_LIBRARY=$lib "$launcher" --audit "$host_pre" "$plugin" clean >"$out" 2>&1 || fail "audit clean: exit status $?"
 grep -q 'ODEBUG:' "$out" && fail "audit clean: a report"
 ODEBUG_LIBRARY=$lib "$launcher" --audit "$host_pre" "$plugin" twice >"$out" 2>&1 || fail "audit twice: exit status $?"
