@@ -63,7 +63,7 @@ repeat:
 		if (rc->dead) {		/* report only: the tracker goes now */
 			o.dead = true;
 			odebug_remove(b, t);
-			t->hnext = dropped;
+			odebug_tracker_set_next(t, dropped);
 			dropped = odebug_tracker_index(t);
 		}
 		odebug_bucket_unlock(b);
