@@ -63,19 +63,21 @@ void odebug_trackers_put(uint32_t list)
 	while (list) {
 		struct odebug_tracker *t = odebug_tracker_at(list);
 
-		list = t->hnext;
+		list = odebug_tracker_next(t);
 		odebug_pool_free(t);
 	}
 }
 
 void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t)
 {
+	uint64_t w = odebug_tracker_word(t);
+
 	o->dead = false;
 	o->name = NULL;		/* the tracker's descriptor: resolved before use */
-	o->addr = t->addr;
-	o->descr = odebug_tracker_descr(t);
+	o->addr = odebug_word_addr(w);
+	o->descr = odebug_descr_at(odebug_word_slot(w));
 	o->astate = t->astate;
-	o->state = odebug_tracker_state(t);
+	o->state = (enum debug_obj_state)odebug_word_state(w);
 	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 	o->flags = 0;

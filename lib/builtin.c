@@ -4,8 +4,10 @@
  * interposers in preload/ (pthread-*.c, sem.c, threads.c).
  *
  * Held, read-held and waited-on objects are ACTIVE, so the free check, the
- * reports, suppressions, origins and statistics apply unchanged.  The hot
- * transitions (lock, unlock, wait, wake) are one bucket lock each; the rest
+ * reports, suppressions, origins and statistics apply unchanged.  A mutex
+ * or rwlock write lock and unlock is one compare-and-swap of the tracker's
+ * word, without the bucket lock (fast_step()); the other hot transitions
+ * (read locks, wait, wake) are one bucket lock each; the rest
  * goes through the public calls, whose reports use the kernel's words
  * ("init active", "destroy active", "activate destroyed", "free active").
  *
@@ -166,7 +168,136 @@ static bool is_builtin(const struct debug_obj_descr *d)
 	       d == &odebug_barrier_descr || d == &odebug_sem_descr;
 }
 
-/* --- the one-lock transitions ---------------------------------------- */
+/* --- the transitions: lockless, or one bucket lock ------------------- */
+
+/*
+ * Lock and unlock without the bucket lock (table.c's header): a held
+ * mutex or write-locked rwlock is ACTIVE with no reader count, so lock is
+ * INIT/INACTIVE to ACTIVE and unlock ACTIVE to INACTIVE, each one
+ * compare-and-swap of the tracker's word, which also checks the address,
+ * the descriptor and that no reader or waiter is counted (busy).  Returns
+ * the state before, or -1 to leave the step to the locked path.
+ */
+static inline __attribute__((always_inline)) int
+fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+{
+	struct odebug_tracker *t;
+	unsigned int state;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins))
+		return -1;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || odebug_descr_at(odebug_word_slot(w)) != d)
+		return -1;
+	state = odebug_word_state(w);
+	switch (state) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+		if (op == BOP_UNLOCK)
+			return (int)state;	/* not held: no change */
+		if (w & ODEBUG_WORD_BUSY)
+			return -1;
+		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, 0)) ?
+		       (int)state : -1;
+	case ODEBUG_STATE_ACTIVE:
+		if (op == BOP_LOCK)
+			return (int)state;	/* a release we missed: no change */
+		if (w & ODEBUG_WORD_BUSY)
+			return -1;
+		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
+		       (int)state : -1;
+	case ODEBUG_STATE_DESTROYED:
+		return (int)state;	/* the locked step changes nothing either */
+	default:		/* NONE: a tracker being made */
+		return -1;
+	}
+}
+
+/* The step under the bucket lock: out of line, the lockless one's frame stays small. */
+static __attribute__((noinline)) int
+step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
+{
+	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
+	struct odebug_tracker *t;
+	uint32_t origin = 0;
+	unsigned int astate;
+	int state, next;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins) && (op == BOP_LOCK || op == BOP_RDLOCK || op == BOP_WAIT))
+		origin = odebug_origin_here();
+	odebug_bucket_lock(b);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		odebug_bucket_unlock(b);
+		return ODEBUG_STATE_NOTAVAILABLE;
+	}
+again:
+	w = odebug_tracker_word(t);
+	if (d ? odebug_descr_at(odebug_word_slot(w)) != d :
+		!is_builtin(odebug_descr_at(odebug_word_slot(w)))) {
+		odebug_bucket_unlock(b);
+		return ODEBUG_STATE_FOREIGN;
+	}
+	state = next = (int)odebug_word_state(w);
+	astate = t->astate;
+	switch (op) {
+	case BOP_PEEK:
+		break;
+	case BOP_LOCK:
+	case BOP_RDLOCK:
+	case BOP_WAIT:
+		if (state == ODEBUG_STATE_ACTIVE) {
+			if (op != BOP_LOCK)
+				astate++;
+			break;
+		}
+		if (state == ODEBUG_STATE_DESTROYED)
+			break;
+		next = ODEBUG_STATE_ACTIVE;
+		astate = op != BOP_LOCK;
+		break;
+	case BOP_ARRIVE:	/* @arg: arrivals in this round with ours, 0: the last */
+		if (state == ODEBUG_STATE_DESTROYED)
+			break;
+		astate = arg;
+		next = arg ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE;
+		break;
+	case BOP_UNLOCK:
+	case BOP_RDUNLOCK:
+	case BOP_WAKE_ONE:
+		if (state != ODEBUG_STATE_ACTIVE)
+			break;
+		if (op != BOP_UNLOCK && astate > 1) {
+			astate--;
+			break;
+		}
+		/* fall through */
+	case BOP_WAKE_ALL:
+		if (state != ODEBUG_STATE_ACTIVE)
+			break;
+		astate = 0;
+		next = ODEBUG_STATE_INACTIVE;
+		break;
+	case BOP_RESET:
+		if (state == ODEBUG_STATE_DESTROYED)
+			break;
+		astate = 0;
+		next = ODEBUG_STATE_INIT;
+		break;
+	}
+	if (next != state || astate != t->astate) {
+		/* A lockless lock or unlock may have changed the word: decide again. */
+		if (!odebug_tracker_cas(t, w, odebug_word_set(w, (unsigned int)next, astate)))
+			goto again;
+		t->astate = astate;
+		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BOP_ARRIVE)
+			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
+	}
+	odebug_bucket_unlock(b);
+	return state;
+}
 
 /*
  * Apply @op to the tracker of @addr; @d NULL matches any built-in type.
@@ -178,72 +309,14 @@ static bool is_builtin(const struct debug_obj_descr *d)
 static inline __attribute__((always_inline)) int
 step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
 {
-	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
-	struct odebug_tracker *t;
-	uint32_t origin = 0;
 	int state;
 
-	if (unlikely(odebug_opt.origins) && (op == BOP_LOCK || op == BOP_RDLOCK || op == BOP_WAIT))
-		origin = odebug_origin_here();
-	odebug_bucket_lock(b);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_NOTAVAILABLE;
+	if ((op == BOP_LOCK || op == BOP_UNLOCK) && d) {
+		state = fast_step(addr, d, op);
+		if (likely(state >= 0))
+			return state;
 	}
-	if (d ? odebug_tracker_descr(t) != d : !is_builtin(odebug_tracker_descr(t))) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_FOREIGN;
-	}
-	state = odebug_tracker_state(t);
-	switch (op) {
-	case BOP_PEEK:
-		break;
-	case BOP_LOCK:
-	case BOP_RDLOCK:
-	case BOP_WAIT:
-		if (state == ODEBUG_STATE_ACTIVE) {
-			if (op != BOP_LOCK)
-				t->astate++;
-			break;
-		}
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		odebug_tracker_set_state(t, ODEBUG_STATE_ACTIVE);
-		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
-		t->astate = op != BOP_LOCK;
-		break;
-	case BOP_ARRIVE:	/* @arg: arrivals in this round with ours, 0: the last */
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		t->astate = arg;
-		odebug_tracker_set_state(t, arg ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE);
-		break;
-	case BOP_UNLOCK:
-	case BOP_RDUNLOCK:
-	case BOP_WAKE_ONE:
-		if (state != ODEBUG_STATE_ACTIVE)
-			break;
-		if (op != BOP_UNLOCK && t->astate > 1) {
-			t->astate--;
-			break;
-		}
-		/* fall through */
-	case BOP_WAKE_ALL:
-		if (state != ODEBUG_STATE_ACTIVE)
-			break;
-		t->astate = 0;
-		odebug_tracker_set_state(t, ODEBUG_STATE_INACTIVE);
-		break;
-	case BOP_RESET:
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		t->astate = 0;
-		odebug_tracker_set_state(t, ODEBUG_STATE_INIT);
-		break;
-	}
-	odebug_bucket_unlock(b);
-	return state;
+	return step_locked(addr, d, op, arg);
 }
 
 /* The same, out of line, for every other caller. */

@@ -17,7 +17,6 @@
 #include "internal.h"
 
 unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
-unsigned long odebug_max_checked;
 
 /* Why lookup_or_alloc() returned no tracker. */
 enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY, MISS_OFF };
@@ -41,7 +40,8 @@ static void unlock_bucket(struct odebug_bucket *b)
 	odebug_bucket_unlock(b);
 }
 
-static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+/* Call a fixup, if any; count it when it fixed something.  (freecheck.c too.) */
+bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state)
 {
 	if (fn && fn(addr, state)) {
@@ -52,20 +52,35 @@ static bool fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 }
 
 /*
- * A misuse of a tracked object: copy the tracker, drop the lock, report,
- * then call the fixup (if any) with the state the tracker had.  Returns
- * the fixup's verdict.
+ * Move @t from the word @w to @state, the bucket lock held.  False when a
+ * lockless call changed the word since @w was read: the caller reads it
+ * again and decides again (table.c's header: every write is a CAS).
  */
-static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t,
+static bool set_state(struct odebug_tracker *t, uint64_t w, enum debug_obj_state state)
+{
+	/* No change: the read of @w is where the call takes effect. */
+	if (odebug_word_state(w) == state)
+		return true;
+	return odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | state);
+}
+
+/*
+ * A misuse of a tracked object: copy the tracker, drop the lock, report,
+ * then call the fixup (if any) with the state the tracker had when the
+ * misuse was decided (@w; a lockless call may have changed it since).
+ * Returns the fixup's verdict.
+ */
+static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t, uint64_t w,
 		   const char *op, bool (*fn)(void *, enum debug_obj_state),
 		   void *addr)
 {
 	struct odebug_snapshot o;
 
 	odebug_tracker_snapshot(&o, t);
+	o.state = (enum debug_obj_state)odebug_word_state(w);
 	unlock_bucket(b);
 	odebug_report(&o, op);
-	return fixup(fn, addr, o.state);
+	return odebug_fixup(fn, addr, o.state);
 }
 
 static void report_untracked(void *addr, const struct debug_obj_descr *descr,
@@ -81,15 +96,12 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 	odebug_report(&o, op);
 }
 
-/* NULL object or descriptor: one line (five at most), then a no-op. */
-static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
-		     const char *fn)
+static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
+		const struct debug_obj_descr *descr, const char *fn)
 {
 	static unsigned long limit;
 	struct odebug_buf b;
 
-	if (likely(addr && descr && !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
-		return false;
 	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
 		odebug_buf_init(&b, 2);
 		odebug_puts(&b, "ODEBUG: ");
@@ -98,11 +110,24 @@ static bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 			    !descr ? " called with a NULL descriptor" :
 			    (uintptr_t)descr & ODEBUG_STATE_BITS ?
 			    " called with a misaligned descriptor" :
-			    " called with a descriptor without a name");
+			    !descr->name ? " called with a descriptor without a name" :
+			    " called with an address beyond 48 bits");
 		odebug_puts(&b, "; call ignored\n");
 		odebug_flush(&b);
 	}
 	return true;
+}
+
+/* NULL object or descriptor: one line (five at most), then a no-op. */
+static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
+			    const char *fn)
+{
+	/* Not NULL and below 2^48 in one compare; not NULL and aligned in another. */
+	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 &&
+		   ((uintptr_t)descr & ~(uintptr_t)ODEBUG_STATE_BITS) &&
+		   !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
+		return false;
+	return bad_call_slow(addr, descr, fn);
 }
 
 static void oom(void)
@@ -142,17 +167,20 @@ static void print_note(const void *addr, const struct stack_note *note)
 /*
  * Find the tracker of @addr, or make one: always for init, and for
  * activate/assert_init (@alloc_ifstatic) only when the descriptor says the
- * object was initialised statically.  The bucket lock is held.
+ * object was initialised statically.  The bucket lock is held.  A tracker
+ * made is INIT from the start (init's transition is its insertion, which
+ * a lockless call may see at once); *@made says so.
  */
 static struct odebug_tracker *
 lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		const struct debug_obj_descr *descr, bool onstack,
-		bool alloc_ifstatic, enum miss *miss, struct stack_note *note)
+		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
 	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
-	enum debug_obj_state state = ODEBUG_STATE_NONE;
+	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
 	bool is_on;
+	int slot;
 
 	if (t)
 		return t;
@@ -162,7 +190,6 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 			return NULL;
 		}
 		/* Statically allocated objects are considered initialised. */
-		state = ODEBUG_STATE_INIT;
 	}
 	/*
 	 * The out-of-memory switch-off drains bucket by bucket: a tracker
@@ -172,15 +199,21 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_OFF;
 		return NULL;
 	}
+	/* The word names the descriptor by its registry slot. */
+	slot = odebug_descr_note(descr);
+	if (unlikely(slot < 0)) {	/* over 4096 descriptors: said once */
+		*miss = MISS_OFF;
+		return NULL;
+	}
 	t = odebug_pool_alloc();
 	if (!t) {
 		*miss = MISS_POOL_EMPTY;
 		return NULL;
 	}
-	odebug_descr_note(descr);	/* what a report needs if its module goes */
-	t->addr = (uintptr_t)addr;
-	t->descr_state = (uintptr_t)descr | state;
+	__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
+			 __ATOMIC_RELAXED);
 	odebug_insert(b, t);
+	*made = true;
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
 	if (is_on != onstack) {
@@ -205,13 +238,14 @@ find_or_alloc_static(void *addr, const struct debug_obj_descr *descr,
 {
 	struct odebug_bucket *b = lock_bucket(addr);
 	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+	bool made = false;
 
 	while (!t) {
 		unlock_bucket(b);
 		odebug_pool_fill();
 		odebug_stack_prepare();
 		b = lock_bucket(addr);
-		t = lookup_or_alloc(b, addr, descr, false, true, miss, note);
+		t = lookup_or_alloc(b, addr, descr, false, true, miss, note, &made);
 		if (t)
 			break;
 		unlock_bucket(b);
@@ -232,6 +266,8 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_tracker *t;
 	enum miss miss;
 	uint32_t origin = 0;
+	uint64_t w;
+	bool made = false;
 
 	odebug_pool_fill();
 	odebug_stack_prepare();
@@ -239,27 +275,36 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 		origin = odebug_origin_here();
 retry:
 	b = lock_bucket(addr);
-	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note);
+	t = lookup_or_alloc(b, addr, descr, onstack, false, &miss, &note, &made);
 	if (!t) {
 		unlock_bucket(b);
 		if (handle_miss(miss))
 			goto retry;
 		return;
 	}
-	switch (odebug_tracker_state(t)) {
+	if (made) {	/* made INIT: a lockless activate may have moved it on since */
+		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
+		unlock_bucket(b);
+		print_note(addr, &note);
+		return;
+	}
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		odebug_tracker_set_state(t, ODEBUG_STATE_INIT);
+		if (!set_state(t, w, ODEBUG_STATE_INIT))
+			goto again;
 		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, "init", descr->fixup_init, addr);
+		misuse(b, t, w, "init", descr->fixup_init, addr);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, "init", NULL, addr);
+		misuse(b, t, w, "init", NULL, addr);
 		return;
 	}
 }
@@ -312,30 +357,60 @@ static bool tracked(void *addr)
 	return found;
 }
 
-/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
-static inline __attribute__((always_inline)) int
-activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
+/*
+ * The lockless activate (table.c's header): INIT or INACTIVE to ACTIVE by
+ * one compare-and-swap, or an ACTIVE object re-armed.  False leaves the
+ * call to the locked path: not found, NONE (a tracker being made), a
+ * misuse, or the word changed under us.  Not with origins=1, whose stack
+ * ids are written under the bucket lock.
+ */
+static inline bool fast_activate(void *addr, bool rearm)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins))
+		return false;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t)
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+		return set_state(t, w, ODEBUG_STATE_ACTIVE);
+	case ODEBUG_STATE_ACTIVE:
+		return rearm;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The locked activate: out of line, so that the lockless one's frame
+ * saves no registers.
+ */
+static __attribute__((noinline)) int
+activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 {
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
 	uint32_t origin = 0;
+	uint64_t w;
 	bool fixed;
 
-	if (!odebug_on())
-		return 0;
-	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
-		return -EINVAL;
-	odebug_check_returned();
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
-		switch (odebug_tracker_state(t)) {
+again:
+		w = odebug_tracker_word(t);
+		switch (odebug_word_state(w)) {
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
-			odebug_tracker_set_state(t, ODEBUG_STATE_ACTIVE);
+			if (!set_state(t, w, ODEBUG_STATE_ACTIVE))
+				goto again;
 			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 			/* fall through */
 		case ODEBUG_STATE_NONE:
@@ -348,9 +423,9 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 				unlock_bucket(b);
 				return 0;
 			}
-			return misuse(b, t, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		default:	/* DESTROYED */
-			misuse(b, t, "activate", NULL, addr);
+			misuse(b, t, w, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -362,14 +437,28 @@ activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	 * tracks it itself.  Report only if it did not.
 	 */
 	if (!descr->is_static_object && descr->fixup_activate) {
-		fixed = fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
+		fixed = odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
 		if (tracked(addr))
 			return 0;
 		report_untracked(addr, descr, "activate");
 		return fixed ? 0 : -EINVAL;
 	}
 	report_untracked(addr, descr, "activate");
-	return fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+	return odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+}
+
+/* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
+static inline __attribute__((always_inline)) int
+activate(void *addr, const struct debug_obj_descr *descr, bool rearm)
+{
+	if (!odebug_on())
+		return 0;
+	if (bad_call(addr, descr, rearm ? "debug_object_rearm" : "debug_object_activate"))
+		return -EINVAL;
+	odebug_check_returned();
+	if (likely(fast_activate(addr, rearm)))
+		return 0;
+	return activate_slow(addr, descr, rearm);
 }
 
 /**
@@ -401,6 +490,41 @@ ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *d
 	return activate(addr, descr, true);
 }
 
+/* The locked deactivate, out of line (see activate_slow()). */
+static __attribute__((noinline)) void
+deactivate_slow(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		report_untracked(addr, descr, "deactivate");
+		return;
+	}
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+	case ODEBUG_STATE_ACTIVE:
+		if (t->astate)
+			break;
+		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
+			goto again;
+		/* fall through */
+	case ODEBUG_STATE_NONE:
+		unlock_bucket(b);
+		return;
+	default:	/* DESTROYED */
+		break;
+	}
+	misuse(b, t, w, "deactivate", NULL, addr);
+}
+
 /**
  * debug_object_deactivate - debug checks when an object is deactivated
  * @addr:	address of the object
@@ -409,36 +533,38 @@ ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *d
  * Refused (reported) while the active state is not 0, for a DESTROYED
  * object and for an untracked one.  Never calls a fixup.
  */
+/*
+ * The lockless deactivate: INIT or ACTIVE to INACTIVE by one
+ * compare-and-swap, INACTIVE left so; only while astate is 0, which the
+ * compared word's busy bit says.  False leaves the call to the locked path.
+ */
+static inline bool fast_deactivate(void *addr)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || (w & ODEBUG_WORD_BUSY))
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INACTIVE:
+		return true;
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_ACTIVE:
+		return set_state(t, w, ODEBUG_STATE_INACTIVE);
+	default:
+		return false;
+	}
+}
+
 ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_deactivate"))
 		return;
 	odebug_check_returned();
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "deactivate");
+	if (likely(fast_deactivate(addr)))
 		return;
-	}
-	switch (odebug_tracker_state(t)) {
-	case ODEBUG_STATE_INIT:
-	case ODEBUG_STATE_INACTIVE:
-	case ODEBUG_STATE_ACTIVE:
-		if (t->astate)
-			break;
-		odebug_tracker_set_state(t, ODEBUG_STATE_INACTIVE);
-		/* fall through */
-	case ODEBUG_STATE_NONE:
-		unlock_bucket(b);
-		return;
-	default:	/* DESTROYED */
-		break;
-	}
-	misuse(b, t, "deactivate", NULL, addr);
+	deactivate_slow(addr, descr);
 }
 
 /**
@@ -453,6 +579,7 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_destroy"))
 		return;
@@ -463,18 +590,21 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 		unlock_bucket(b);
 		return;
 	}
-	switch (odebug_tracker_state(t)) {
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		odebug_tracker_set_state(t, ODEBUG_STATE_DESTROYED);
+		if (!set_state(t, w, ODEBUG_STATE_DESTROYED))
+			goto again;
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, "destroy", descr->fixup_destroy, addr);
+		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, "destroy", NULL, addr);
+		misuse(b, t, w, "destroy", NULL, addr);
 		return;
 	}
 }
@@ -491,6 +621,7 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
@@ -501,13 +632,18 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 		unlock_bucket(b);
 		return;
 	}
-	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE) {
+again:
+	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
+		/* Claimed: a lockless activate now fails, or it came first. */
+		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+			goto again;
 		odebug_remove(b, t);
 		unlock_bucket(b);
 		odebug_pool_free(t);
 		return;
 	}
-	misuse(b, t, "free", descr->fixup_free, addr);
+	misuse(b, t, w, "free", descr->fixup_free, addr);
 }
 
 /**
@@ -538,7 +674,7 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 	if (miss != MISS_UNTRACKED)
 		return;
 	report_untracked(addr, descr, "assert_init");
-	fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
+	odebug_fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
 }
 
 /**
@@ -557,6 +693,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 {
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_active_state"))
 		return;
@@ -568,173 +705,17 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 		report_untracked(addr, descr, "active_state");
 		return;
 	}
-	if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+again:
+	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+		/* The busy bit first: a lockless deactivate compares it. */
+		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
+			goto again;
 		t->astate = next;
 		unlock_bucket(b);
 		return;
 	}
-	misuse(b, t, "active_state", NULL, addr);
-}
-
-/* After fixup_free: whatever it left at @addr goes, the memory is gone. */
-static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
-{
-	struct odebug_tracker *t;
-
-	odebug_bucket_lock(b);
-	t = odebug_lookup(b, addr);
-	if (t)
-		odebug_remove(b, t);
-	unlock_bucket(b);
-	if (t)
-		odebug_pool_free(t);
-}
-
-/* A free check in progress: trackers visited, and whether the memory is dead. */
-struct range_check {
-	unsigned long checked;
-	bool dead;
-};
-
-/*
- * Check the @chains of one bucket for trackers whose object starts in
- * [start, end): ACTIVE ones are reported and fixed up, the others dropped
- * silently.  When the memory is already dead (a thread's stack at its
- * exit, long after the objects' functions returned), ACTIVE ones are
- * reported from the snapshot and dropped: no fixup or debug_hint reads
- * bytes that are no longer the object.  Adds the trackers visited to @ctx.
- */
-static bool check_bucket(struct odebug_bucket *b, uint64_t chains,
-			 uintptr_t start, uintptr_t end, void *ctx)
-{
-	struct range_check *rc = ctx;
-	struct odebug_tracker *t;
-	struct odebug_snapshot o;
-	unsigned long cnt, checked = 0;
-	uint32_t dropped;
-
-repeat:
-	cnt = 0;
-	dropped = 0;
-	odebug_bucket_lock(b);
-	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
-	if (t) {
-		odebug_tracker_snapshot(&o, t);
-		if (rc->dead) {		/* report only: the tracker goes now */
-			o.dead = true;
-			odebug_remove(b, t);
-			t->hnext = dropped;
-			dropped = odebug_tracker_index(t);
-		}
-		unlock_bucket(b);
-		odebug_trackers_put(dropped);
-		checked += cnt;
-		odebug_descr_resolve(&o);	/* its module may be gone */
-		odebug_report(&o, "free");
-		if (rc->dead)
-			goto repeat;
-		if (!o.dead)
-			fixup(o.descr->fixup_free, (void *)o.addr, o.state);
-		/*
-		 * The kernel rescans until the fixup made the object
-		 * inactive, forever if it never does; the tracker goes now,
-		 * so each object is reported once.
-		 */
-		drop_tracker(b, o.addr);
-		goto repeat;
-	}
-	unlock_bucket(b);
-	odebug_trackers_put(dropped);
-	if (cnt > odebug_load(&odebug_max_chain))
-		odebug_stat_max(&odebug_max_chain, cnt);
-	rc->checked += checked + cnt;
-	return false;
-}
-
-static void check_range(uintptr_t start, uintptr_t end, bool dead)
-{
-	struct range_check rc = { 0, dead };
-	int saved;
-
-	/* free() and munmap() must not change errno: reports and fixups may. */
-	saved = errno;
-	odebug_table_visit(start, end, check_bucket, &rc);
-	errno = saved;
-	if (rc.checked > odebug_load(&odebug_max_checked))
-		odebug_stat_max(&odebug_max_checked, rc.checked);
-}
-
-/*
- * The free check proper, on [start, end), once odebug_range_may_hold()
- * found it may hold a tracker; the caller checked the switch.
- */
-void odebug_check_range_slow(uintptr_t start, uintptr_t end)
-{
-	check_range(start, end, false);
-}
-
-/* The check of memory that is already dead: report only (see check_bucket). */
-void odebug_check_range_dead(uintptr_t start, uintptr_t end)
-{
-	if (odebug_range_may_hold(start, end))
-		check_range(start, end, true);
-}
-
-struct range {
-	uintptr_t start, end;
-};
-
-static bool in_range(const struct odebug_tracker *t, void *ctx)
-{
-	const struct range *r = ctx;
-
-	return t->addr >= r->start && t->addr < r->end;
-}
-
-static bool find_tracked(struct odebug_bucket *b, uint64_t chains,
-			 uintptr_t start, uintptr_t end, void *ctx)
-{
-	struct range r = { start, end };
-	bool found;
-
-	odebug_bucket_lock(b);
-	found = odebug_bucket_each(b, chains, in_range, &r);
-	unlock_bucket(b);
-	*(bool *)ctx = found;
-	return found;
-}
-
-/* Does any tracked object start in [start, end)?  (mremap's choice.) */
-bool odebug_range_tracked(uintptr_t start, uintptr_t end)
-{
-	bool found = false;
-
-	odebug_table_visit(start, end, find_tracked, &found);
-	return found;
-}
-
-/**
- * debug_check_no_obj_freed - check a memory range for active objects
- * @addr:	start of the range being released
- * @size:	its size in bytes
- *
- * Call it from a custom allocator (arena, pool, slab) before it releases or
- * reuses memory.  Every ACTIVE object that starts in the range is reported
- * ("free active") and its descriptor's fixup_free is called; trackers in
- * other states are dropped silently.  The interposed free(), realloc(),
- * reallocarray(), munmap() and mremap(), and the exit of a thread that
- * annotated on-stack objects, run the same check for you.
- */
-ODEBUG_EXPORT void debug_check_no_obj_freed(const void *addr, size_t size)
-{
-	uintptr_t start = (uintptr_t)addr, end = start + size;
-
-	if (!odebug_on() || !odebug_opt.check_free || !size)
-		return;
-	odebug_check_returned();
-	if (end < start)	/* wraps: up to the top of the address space */
-		end = UINTPTR_MAX;
-	odebug_check_range(start, end);
+	misuse(b, t, w, "active_state", NULL, addr);
 }
 
 /**

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * descr.c - descriptors whose module may be gone.
+ * descr.c - the descriptor registry, and descriptors whose module may be
+ * gone.
  *
- * A tracker holds only its descriptor's address.  When the module that
+ * A tracker holds no pointer to its descriptor, only the 12-bit slot of
+ * the descriptor here (the tracker's word has no room for more: internal.h),
+ * so every descriptor used to make a tracker is registered, once; a slot,
+ * once taken, names the same descriptor address for the life of the
+ * process.  Past 4096 descriptors, objects of new ones are not tracked
+ * (one line says so).
+ *
+ * The registry also answers for descriptors whose module is gone.  When the module that
  * defined the descriptor is dlclose'd, that address is unmapped or, later,
  * holds someone else's bytes; a report that reads descr->name or calls
  * debug_hint, or a free check that calls fixup_free, then crashes or prints
@@ -27,27 +35,26 @@
 #include "internal.h"
 #include "lock.h"
 
-#define SLOTS		4096		/* distinct descriptors kept */
+#define SLOTS		ODEBUG_DESCR_SLOTS	/* distinct descriptors kept */
 #define NAME_COPY	48
 
-struct entry {
-	const struct debug_obj_descr *descr;	/* the key; NULL: empty */
-	const char *name;
-	char copy[NAME_COPY];
-};
+/* An entry (internal.h): the key, the name pointer, the name's first 47 bytes. */
+_Static_assert(sizeof(((struct odebug_descr_entry *)0)->copy) == NAME_COPY, "one layout");
 
-static struct entry entries[SLOTS];
+struct odebug_descr_entry odebug_descr_entries[SLOTS];
+#define entries odebug_descr_entries
 static odebug_spinlock_t insert_lock;
 static bool full_said;
 __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
+__thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
 
 static size_t slot_of(const struct debug_obj_descr *d)
 {
 	return (size_t)(((uintptr_t)d >> 3) * 0x9E3779B97F4A7C15ull >> 52) & (SLOTS - 1);
 }
 
-static struct entry *find(const struct debug_obj_descr *d)
+static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 {
 	size_t i, s = slot_of(d);
 
@@ -89,16 +96,18 @@ static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
 	return true;
 }
 
-/* Register @d (live: the caller just passed it in), called where a tracker is made. */
-void odebug_descr_note_slow(const struct debug_obj_descr *d)
+/*
+ * Register @d (live: the caller just passed it in), called where a tracker
+ * is made.  Returns its slot, or -1 when the registry is full.
+ */
+int odebug_descr_note_slow(const struct debug_obj_descr *d)
 {
-	struct entry *e;
+	struct odebug_descr_entry *e;
 	size_t i, s;
 
-	odebug_descr_last = d;
 	e = find(d);
 	if (e && e->name == d->name && !strncmp(e->copy, d->name, NAME_COPY - 1))
-		return;
+		goto out;
 	odebug_guard_enter();
 	odebug_spin_lock(&insert_lock);
 	e = find(d);
@@ -115,8 +124,12 @@ void odebug_descr_note_slow(const struct debug_obj_descr *d)
 	odebug_spin_unlock(&insert_lock);
 	odebug_guard_exit();
 	if (!e && !__atomic_exchange_n(&full_said, true, __ATOMIC_RELAXED))
-		odebug_message("over 4096 descriptors: those beyond are not checked "
-			       "for a dlclose'd module", (char *)NULL);
+		odebug_message("over 4096 descriptors: objects of those beyond are not tracked",
+			       (char *)NULL);
+out:
+	odebug_descr_last = d;
+	odebug_descr_last_slot = e ? (int)(e - entries) : -1;
+	return odebug_descr_last_slot;
 }
 
 /**
@@ -124,13 +137,14 @@ void odebug_descr_note_slow(const struct debug_obj_descr *d)
  *
  * Sets @o->name to the name to print, and @o->dead when the descriptor's
  * module is gone (nothing of it may be called).  A descriptor never
- * registered (over 4096) is only checked for being mapped.
+ * registered (a caller's, for an untracked object) is only checked for
+ * being mapped.
  */
 void odebug_descr_resolve(struct odebug_snapshot *o)
 {
 	static const char unknown[] = "(unloaded module)";
 	struct debug_obj_descr now;
-	const struct entry *e = find(o->descr);
+	const struct odebug_descr_entry *e = find(o->descr);
 	char name[NAME_COPY];
 	size_t got = 0;
 

@@ -40,36 +40,119 @@
 #define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
 #define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
 
-/* One tracker per tracked address: 24 bytes on LP64 (asserted below). */
+/*
+ * One tracker per tracked address: 16 bytes on LP64 (asserted below).
+ * Its word holds all a lockless annotation call compares and changes, so
+ * one compare-and-swap both checks the object's identity and makes the
+ * transition (table.c's header gives the rules):
+ *
+ *   bit 63 ........ 16 | 15 ........ 4 |  3   | 2 .. 0
+ *       address (48)   | descr slot(12)| busy | state
+ *
+ * The slot names the descriptor in descr.c's registry; busy is set exactly
+ * while astate is not 0; state 7 (RETIRED) marks a tracker unlinked or on
+ * its way out, its address kept so the chain it left can still be found.
+ */
 struct odebug_tracker {
-	uintptr_t addr;				/* the object's start address */
-	uintptr_t descr_state;			/* descriptor | state (3 bits) */
+	uint64_t word;				/* address | descr slot | busy | state */
 	uint32_t hnext;				/* chain or free list (pool index) */
-	unsigned int astate;
+	unsigned int astate;			/* changed only under the bucket lock */
 };
 
-/*
- * A descriptor holds pointers, so it is 8-byte aligned (the API refuses
- * one that is not): the state lives in its pointer's low bits, which keeps
- * a tracker at 24 bytes.
- */
 #define ODEBUG_STATE_BITS	7u
-_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_STATE_BITS + 1, "states fit in a descriptor's low bits");
-_Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 24, "a tracker is 24 bytes");
+#define ODEBUG_WORD_BUSY	8u
+#define ODEBUG_WORD_RETIRED	7u		/* a state no tracker in a chain has */
+#define ODEBUG_DESCR_SHIFT	4
+#define ODEBUG_DESCR_SLOTS	4096u		/* 12 bits */
+#define ODEBUG_ADDR_SHIFT	16
+#define ODEBUG_ADDR_LIMIT	((uintptr_t)1 << (64 - ODEBUG_ADDR_SHIFT))
+_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_WORD_RETIRED, "states fit below RETIRED");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 16, "a tracker is 16 bytes");
+
+static inline uint64_t odebug_word(uintptr_t addr, unsigned int slot, enum debug_obj_state state)
+{
+	return (uint64_t)addr << ODEBUG_ADDR_SHIFT | (uint64_t)slot << ODEBUG_DESCR_SHIFT | state;
+}
+
+static inline uintptr_t odebug_word_addr(uint64_t w) { return (uintptr_t)(w >> ODEBUG_ADDR_SHIFT); }
+static inline unsigned int odebug_word_slot(uint64_t w)
+{
+	return (unsigned int)(w >> ODEBUG_DESCR_SHIFT) & (ODEBUG_DESCR_SLOTS - 1);
+}
+static inline unsigned int odebug_word_state(uint64_t w)
+{
+	return (unsigned int)(w & ODEBUG_STATE_BITS);
+}
+/* @w with state @state and busy set as @astate says. */
+static inline uint64_t odebug_word_set(uint64_t w, unsigned int state, unsigned int astate)
+{
+	return (w & ~(uint64_t)(ODEBUG_STATE_BITS | ODEBUG_WORD_BUSY)) | state |
+	       (astate ? ODEBUG_WORD_BUSY : 0);
+}
+
+static inline uint64_t odebug_tracker_word(const struct odebug_tracker *t)
+{
+	return __atomic_load_n(&t->word, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Every change of a linked tracker's word is a compare-and-swap, under the
+ * bucket lock or not: false when the word is no longer @old (a lockless
+ * call changed it), and the caller reads it again and decides again.
+ */
+static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, uint64_t new)
+{
+#ifdef ODEBUG_TABLE_KERNEL
+	/* The kernel's table: no lockless writer, the bucket lock orders all. */
+	if (t->word != old)
+		return false;
+	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
+	return true;
+#else
+	return __atomic_compare_exchange_n(&t->word, &old, new, false,
+					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+#endif
+}
+
+/* descr.c: the registry the word's slot indexes (64 bytes an entry). */
+struct odebug_descr_entry {
+	const struct debug_obj_descr *descr;	/* the key; NULL: empty */
+	const char *name;
+	char copy[48];
+};
+extern struct odebug_descr_entry odebug_descr_entries[];
+
+/* The descriptor a tracker's slot names (registered before the tracker was made). */
+static inline const struct debug_obj_descr *odebug_descr_at(unsigned int slot)
+{
+	return __atomic_load_n(&odebug_descr_entries[slot & (ODEBUG_DESCR_SLOTS - 1)].descr,
+			       __ATOMIC_RELAXED);
+}
+
+static inline uintptr_t odebug_tracker_addr(const struct odebug_tracker *t)
+{
+	return odebug_word_addr(odebug_tracker_word(t));
+}
 
 static inline const struct debug_obj_descr *odebug_tracker_descr(const struct odebug_tracker *t)
 {
-	return (const struct debug_obj_descr *)(t->descr_state & ~(uintptr_t)ODEBUG_STATE_BITS);
+	return odebug_descr_at(odebug_word_slot(odebug_tracker_word(t)));
 }
 
 static inline enum debug_obj_state odebug_tracker_state(const struct odebug_tracker *t)
 {
-	return (enum debug_obj_state)(t->descr_state & ODEBUG_STATE_BITS);
+	return (enum debug_obj_state)odebug_word_state(odebug_tracker_word(t));
 }
 
-static inline void odebug_tracker_set_state(struct odebug_tracker *t, enum debug_obj_state state)
+static inline unsigned int odebug_tracker_next(const struct odebug_tracker *t)
 {
-	t->descr_state = (t->descr_state & ~(uintptr_t)ODEBUG_STATE_BITS) | state;
+	return __atomic_load_n(&t->hnext, __ATOMIC_RELAXED);
+}
+
+/* Chain links are read without the lock too: written atomically. */
+static inline void odebug_tracker_set_next(struct odebug_tracker *t, uint32_t next)
+{
+	__atomic_store_n(&t->hnext, next, __ATOMIC_RELAXED);
 }
 
 /* What a report needs, copied under the bucket lock. */
@@ -217,6 +300,8 @@ bool odebug_pool_init(void);
 void odebug_pool_fini(void);
 bool odebug_pool_fill(void);
 extern struct odebug_tracker *odebug_pool_base;
+/* Indexes below this are mapped (never unmapped while on): lockless reads. */
+extern unsigned long odebug_pool_reserved;
 
 /* Trackers are named by their 32-bit index in the pool; 0 is none. */
 static inline struct odebug_tracker *odebug_tracker_at(uint32_t index)
@@ -271,7 +356,7 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-} __attribute__((aligned(64)));			/* one line: no false sharing */
+} __attribute__((aligned(32)));	/* two a line: 0.5 MiB in all, taken by the locked path only */
 extern struct odebug_bucket *odebug_buckets;
 #define ODEBUG_HASH_BITS 14			/* 16384 buckets */
 
@@ -339,6 +424,69 @@ bool odebug_table_init(void);
 void odebug_table_fini(void);
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+/*
+ * Without any lock: the tracker whose word holds @addr, that word in *@w;
+ * NULL when none is found within a few steps.  Only a compare-and-swap
+ * with *@w may act on it (table.c's header).  The kernel-style table has
+ * no lockless path: every call takes the bucket lock, as the kernel does.
+ */
+#ifdef ODEBUG_TABLE_KERNEL
+static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
+{
+	(void)addr;
+	(void)w;
+	return NULL;
+}
+#else
+/* table.c's chain heads: 64 per bucket (pool indexes). */
+extern uint32_t (*odebug_heads)[64];
+
+/*
+ * The chain head of @addr (table.c's header): its 64-byte slot in its
+ * chunk, rotated by the hash bits just below the bucket index.
+ */
+static inline uint32_t *odebug_chain_head(uintptr_t addr)
+{
+	uint64_t hash = odebug_chunk_hash(addr);
+	unsigned int rot = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 6)) & 63;
+
+	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)][((addr >> 6) + rot) & 63];
+}
+
+/* Steps a lockless walk takes before it leaves the call to the locked path. */
+#define ODEBUG_PEEK_STEPS	8
+
+/*
+ * A tracker on the chain may be unlinked, returned to the pool and reused
+ * for another object while the walk reads it, so the walk may wander off
+ * the chain: it stays inside the pool's mapping (indexes are checked
+ * against the reservation, never unmapped while on) and stops after
+ * ODEBUG_PEEK_STEPS.  What it returns is right by identity, not by
+ * position: at most one tracker whose word holds @addr and is not RETIRED
+ * exists at any time, and the caller's compare-and-swap fails if the word
+ * changed since it was read (table.c's header).
+ */
+static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
+{
+	unsigned long end = odebug_load(&odebug_pool_reserved);
+	unsigned int steps = ODEBUG_PEEK_STEPS;
+	uint32_t i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_ACQUIRE);
+
+	for (; i && i < end && steps; steps--) {
+		struct odebug_tracker *t = &odebug_pool_base[i];
+		uint64_t word = odebug_tracker_word(t);
+
+		if (odebug_word_addr(word) == addr) {
+			if (odebug_word_state(word) == ODEBUG_WORD_RETIRED)
+				return NULL;
+			*w = word;
+			return t;
+		}
+		i = odebug_tracker_next(t);
+	}
+	return NULL;
+}
+#endif
 /* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
@@ -353,6 +501,10 @@ void odebug_table_drain(void);
 
 /* "debugobjects.c": the state machine */
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+		  enum debug_obj_state state);
+
+/* "freecheck.c": the free check */
 extern unsigned long odebug_max_checked;
 void odebug_check_range_slow(uintptr_t start, uintptr_t end);
 
@@ -398,16 +550,21 @@ bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
 
-/* "descr.c": descriptors whose module may have been dlclose'd */
-void odebug_descr_note_slow(const struct debug_obj_descr *d);
+/* "descr.c": the descriptor registry; descriptors whose module may be gone */
+int odebug_descr_note_slow(const struct debug_obj_descr *d);
 extern __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
+extern __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
 
-/* Register @d when a tracker is made: a compare, unless the descriptor changed. */
-static inline void odebug_descr_note(const struct debug_obj_descr *d)
+/*
+ * The slot of @d, registered when a tracker is made: a compare, unless the
+ * descriptor changed.  -1 when the registry is full: not tracked.
+ */
+static inline int odebug_descr_note(const struct debug_obj_descr *d)
 {
 	if (unlikely(odebug_descr_last != d))
-		odebug_descr_note_slow(d);
+		return odebug_descr_note_slow(d);
+	return odebug_descr_last_slot;
 }
 void odebug_descr_resolve(struct odebug_snapshot *o);
 /* "group.c": reports grouped by cause, the summary at exit */

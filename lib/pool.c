@@ -18,7 +18,6 @@
  * statistics of a running thread are folded in when its net count moves
  * by 32, or every 65536 operations (count_op()).
  */
-#include <string.h>
 #include <sys/mman.h>
 
 #include "internal.h"
@@ -33,6 +32,7 @@ static unsigned long free_listed;	/* trackers on the free list */
 static unsigned long bump = 1;		/* next never-used index */
 static unsigned long carved = 1;	/* indexes below this are available */
 static unsigned long limit = 1;		/* reserved: indexes below this exist */
+unsigned long odebug_pool_reserved;	/* the same, for lockless bounds checks */
 static unsigned long min_free, max_used;
 static bool ready;			/* pool_lock is initialised */
 
@@ -88,7 +88,7 @@ static struct odebug_tracker *take(void)
 
 	if (free_head) {
 		t = &odebug_pool_base[free_head];
-		free_head = t->hnext;
+		free_head = odebug_tracker_next(t);
 		odebug_store(&free_listed, free_listed - 1);
 	} else if (bump < carved) {
 		t = &odebug_pool_base[bump];
@@ -102,7 +102,7 @@ static struct odebug_tracker *take(void)
 /* Give one back; the pool lock is held. */
 static void give(struct odebug_tracker *t)
 {
-	t->hnext = free_head;
+	odebug_tracker_set_next(t, free_head);
 	free_head = (uint32_t)(t - odebug_pool_base);
 	odebug_store(&free_listed, free_listed + 1);
 	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
@@ -163,7 +163,7 @@ void odebug_pool_drain_cache(void)
 	while (cache.count) {
 		struct odebug_tracker *t = &odebug_pool_base[cache.head];
 
-		cache.head = t->hnext;
+		cache.head = odebug_tracker_next(t);
 		cache.count--;
 		give(t);
 	}
@@ -208,6 +208,7 @@ bool odebug_pool_init(void)
 		}
 	}
 	limit = want;
+	odebug_pool_reserved = want;
 	carved = 1 + odebug_opt.pool_size;
 	if (carved > limit)
 		carved = limit;
@@ -231,6 +232,7 @@ void odebug_pool_fini(void)
 	odebug_origins = NULL;
 	odebug_pool_base = NULL;
 	bump = carved = limit = 1;
+	odebug_pool_reserved = 0;
 }
 
 /* Carve @n more trackers (up to the reservation); the pool lock is held. */
@@ -301,7 +303,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 	if (!cache.count && cache.registered) {
 		odebug_pool_lock();
 		while (cache.count < BATCH && (t = take())) {
-			t->hnext = cache.head;
+			odebug_tracker_set_next(t, cache.head);
 			cache.head = (uint32_t)(t - odebug_pool_base);
 			cache.count++;
 		}
@@ -309,7 +311,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 	}
 	if (cache.count) {
 		t = &odebug_pool_base[cache.head];
-		cache.head = t->hnext;
+		cache.head = odebug_tracker_next(t);
 		cache.count--;
 	} else {
 		odebug_pool_lock();
@@ -319,7 +321,11 @@ struct odebug_tracker *odebug_pool_alloc(void)
 			return NULL;
 	}
 	count_op(&cache.allocs);
-	memset(t, 0, sizeof(*t));
+	/*
+	 * No memset: a lockless reader may still be looking at this tracker
+	 * (its word is RETIRED, or 0 when fresh); the caller sets the word.
+	 */
+	t->astate = 0;
 	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, 0);
 	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, 0);
 	return t;
@@ -338,13 +344,13 @@ void odebug_pool_free(struct odebug_tracker *t)
 		give(t);
 		odebug_pool_unlock();
 	} else {
-		t->hnext = cache.head;
+		odebug_tracker_set_next(t, cache.head);
 		cache.head = (uint32_t)(t - odebug_pool_base);
 		if (++cache.count >= 2 * BATCH) {
 			odebug_pool_lock();
 			while (cache.count > BATCH) {
 				t = &odebug_pool_base[cache.head];
-				cache.head = t->hnext;
+				cache.head = odebug_tracker_next(t);
 				cache.count--;
 				give(t);
 			}

@@ -6,7 +6,9 @@
  * The same 16384 buckets hashed by 4 KiB chunk (bucket.c), but one chain
  * per bucket and nothing beside it: the free check walks a bucket's whole
  * chain whenever the bucket is not empty, as the kernel's
- * __debug_check_no_obj_freed() does.
+ * __debug_check_no_obj_freed() does.  No lockless path either (internal.h's
+ * odebug_peek() is NULL here): every call takes the bucket lock, as in
+ * the kernel, so the words' compare-and-swaps never fail.
  */
 #include <sys/mman.h>
 
@@ -83,7 +85,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 		return NULL;
 	for (t = odebug_tracker_at(heads[b - odebug_buckets]); t;
 	     t = odebug_tracker_at(t->hnext)) {
-		if (t->addr == addr)
+		if (odebug_tracker_addr(t) == addr)
 			return t;
 		cnt++;
 	}
@@ -133,7 +135,7 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 	for (pp = &heads[b - odebug_buckets]; *pp;) {
 		t = odebug_tracker_at(*pp);
 		++*visited;
-		if (t->addr < start || t->addr >= end) {
+		if (odebug_tracker_addr(t) < start || odebug_tracker_addr(t) >= end) {
 			pp = &t->hnext;
 			continue;
 		}

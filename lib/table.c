@@ -51,6 +51,34 @@
  *   hashed to it.
  * The lockless readers (odebug_range_may_hold, odebug_table_visit) rely on
  * the last three; tests/test-table.c checks them against brute force.
+ *
+ * The lockless annotation calls (odebug_peek() and a compare-and-swap:
+ * activate, deactivate, a mutex's lock and unlock) rest on these, about a
+ * tracker's word (address | descriptor slot | busy | state, internal.h):
+ * - at most one tracker whose word holds a given address and is not
+ *   RETIRED exists at any time: it is made under the address's bucket lock
+ *   after a lookup found none, and marked RETIRED under that lock before it
+ *   is unlinked; a tracker in the pool is RETIRED or fresh (address 0,
+ *   which no call passes);
+ * - every change of a linked tracker's word is a compare-and-swap against
+ *   the word the change was decided on, under the bucket lock or not; the
+ *   locked path reads the word again and decides again when its CAS fails,
+ *   so no lockless change is lost and the locked path stays authoritative;
+ * - the lockless calls change only INIT, INACTIVE and ACTIVE words, leave
+ *   everything else (NONE, DESTROYED, RETIRED, a misuse, busy set where it
+ *   matters, a failed CAS, origins=1) to the locked path, and never touch
+ *   astate (busy mirrors astate != 0, both changed under the lock);
+ * - a tracker leaves the table only by a CAS (or, whatever its state, an
+ *   atomic OR) to RETIRED under the bucket lock, so a free check that
+ *   claims an inactive tracker and a lockless activate of it are ordered:
+ *   either the activate came first and the free check sees ACTIVE and
+ *   reports, or the claim came first and the activate's CAS fails and the
+ *   locked path finds the object untracked;
+ * - links are written atomically and a new tracker's word before the
+ *   release store that links it; a walk without the lock checks each index
+ *   against the pool's reservation (never unmapped while on) and stops
+ *   after PEEK_STEPS, since a tracker may be reused under it.
+ * tests/torture/race.c hammers both paths on the same objects.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -84,6 +112,7 @@
 #define REGION_BITS	16
 #define REGION_COUNTERS	((size_t)1 << REGION_BITS)
 
+_Static_assert(CHAINS == 64 && ROT_BITS == 6, "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
@@ -91,8 +120,13 @@ _Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
 _Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
 _Static_assert(REGION_SHIFT > ODEBUG_CHUNK_SHIFT, "a region is whole chunks");
 
-/* Per bucket: the chain heads (pool indices), four cache lines. */
-static uint32_t (*heads)[CHAINS];
+/*
+ * Per bucket: the chain heads (pool indices), four cache lines; named
+ * odebug_heads for the lockless walk (internal.h's odebug_peek(), whose
+ * odebug_chain_head() is chain_of() below, bit for bit).
+ */
+uint32_t (*odebug_heads)[CHAINS];
+#define heads odebug_heads
 /* Per bucket and class: the occupied cells, 128 bits. */
 static uint64_t (*occupied)[CLASSES][MASK_WORDS];
 /* Trackers per region hash. */
@@ -300,8 +334,9 @@ static void vacate(struct odebug_bucket *b, uintptr_t addr)
 	__atomic_fetch_sub(region_of(addr), 1, __ATOMIC_RELAXED);
 	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
 		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
-		     t = odebug_tracker_at(t->hnext))
-			if (cell_of(t->addr) == cell && rot_of(t->addr) / CLASS_ROTS == cls)
+		     t = odebug_tracker_at(odebug_tracker_next(t)))
+			if (cell_of(odebug_tracker_addr(t)) == cell &&
+			    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
 				return;
 	__atomic_store_n(w, *w & ~(1ull << (cell & 63)), __ATOMIC_RELAXED);
 }
@@ -388,9 +423,9 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 	if (!b->count)
 		return NULL;
 	for (t = odebug_tracker_at(heads[b - odebug_buckets][chain_of(addr)]); t;
-	     t = odebug_tracker_at(t->hnext)) {
-		if (t->addr == addr)
-			return t;
+	     t = odebug_tracker_at(odebug_tracker_next(t))) {
+		if (odebug_tracker_addr(t) == addr)
+			return t;	/* linked: never RETIRED */
 		cnt++;
 	}
 	if (cnt > odebug_load(&odebug_max_chain))
@@ -398,31 +433,39 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 	return NULL;
 }
 
+/* @t's word is set: the release store publishes it to lockless readers. */
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	uint32_t *head = &heads[b - odebug_buckets][chain_of(t->addr)];
+	uint32_t *head = &heads[b - odebug_buckets][chain_of(odebug_tracker_addr(t))];
 
-	t->hnext = *head;
-	*head = odebug_tracker_index(t);
+	odebug_tracker_set_next(t, *head);
+	__atomic_store_n(head, odebug_tracker_index(t), __ATOMIC_RELEASE);
 	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
-	occupy(b, t->addr);
+	occupy(b, odebug_tracker_addr(t));
 }
 
 /* @t has been unlinked from its chain: account for it. */
 static void forget(struct odebug_bucket *b, const struct odebug_tracker *t)
 {
 	__atomic_store_n(&b->count, b->count - 1, __ATOMIC_RELAXED);
-	vacate(b, t->addr);
+	vacate(b, odebug_tracker_addr(t));
 }
 
+/*
+ * Mark @t RETIRED, whatever its state (a lockless call can no longer change
+ * it), unless the caller claimed it already (odebug_tracker_cas() to a
+ * RETIRED word); then unlink it.
+ */
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 {
-	uint32_t *pp = &heads[b - odebug_buckets][chain_of(t->addr)];
+	uint32_t *pp = &heads[b - odebug_buckets][chain_of(odebug_tracker_addr(t))];
 	uint32_t index = odebug_tracker_index(t);
 
+	if (odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_RETIRED)
+		__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
 	for (; *pp; pp = &odebug_tracker_at(*pp)->hnext) {
 		if (*pp == index) {
-			*pp = t->hnext;
+			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
 			forget(b, t);
 			return;
 		}
@@ -447,20 +490,25 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 {
 	struct odebug_tracker *t;
 	uint32_t *pp;
+	uint64_t w;
 
 	for (; chains; chains &= chains - 1) {
 		for (pp = &heads[b - odebug_buckets][__builtin_ctzll(chains)]; *pp;) {
 			t = odebug_tracker_at(*pp);
 			++*visited;
-			if (t->addr < start || t->addr >= end) {
+			w = odebug_tracker_word(t);
+			if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
 				pp = &t->hnext;
 				continue;
 			}
-			if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE)
+			if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
 				return t;
-			*pp = t->hnext;
+			/* Claimed, unless a lockless activate got there first: look again. */
+			if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+				continue;
+			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
 			forget(b, t);
-			t->hnext = *taken;
+			odebug_tracker_set_next(t, *taken);
 			*taken = odebug_tracker_index(t);
 		}
 	}
@@ -480,7 +528,7 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 
 	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
 		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
-		     t; t = odebug_tracker_at(t->hnext))
+		     t; t = odebug_tracker_at(odebug_tracker_next(t)))
 			if (fn(t, ctx))
 				return true;
 	return false;
@@ -502,7 +550,13 @@ void odebug_table_drain(void)
 		/* Always locked: an unlocked look at count may be stale. */
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
-		memset(heads[i], 0, sizeof(taken));
+		for (c = 0; c < CHAINS; c++) {
+			struct odebug_tracker *t;
+
+			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext))
+				__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+			__atomic_store_n(&heads[i][c], 0, __ATOMIC_RELAXED);
+		}
 		memset(occupied[i], 0, sizeof(occupied[i]));
 		b->count = 0;
 		odebug_bucket_unlock(b);

@@ -71,15 +71,16 @@ static bool copy_one(const struct odebug_tracker *t, void *ctx)
 {
 	struct copy_ctx *cc = ctx;
 	struct odebug_unload *u = cc->u;
+	uintptr_t addr = odebug_tracker_addr(t);
 
-	if (t->addr < cc->start || t->addr >= cc->end ||
+	if (addr < cc->start || addr >= cc->end ||
 	    odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE)
 		return false;
 	if (u->nobjs == ODEBUG_UNLOAD_OBJS) {
 		u->more++;
 		return false;
 	}
-	u->objs[u->nobjs].addr = t->addr;
+	u->objs[u->nobjs].addr = addr;
 	u->objs[u->nobjs].descr = odebug_tracker_descr(t);
 	u->nobjs++;
 	return false;

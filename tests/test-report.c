@@ -107,13 +107,47 @@ static void null_arguments_give_one_line_and_no_crash(void **state)
 	debug_object_init(obj, NULL);
 	assert_int_equal(debug_object_activate(obj, &nameless), -EINVAL);
 	debug_object_init(obj, misaligned);
+	/* A tracker's word holds 48 bits of address (x86-64 user space: 47). */
+	debug_object_init((void *)(1ul << 50), &bare_descr);
 	out = capture_stop();
 	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL object; call ignored"), 1);
 	assert_int_equal(count_lines_with(out, "debug_object_init called with a NULL descriptor; call ignored"), 1);
 	assert_int_equal(count_lines_with(out, "debug_object_activate called with a descriptor without a name"), 1);
 	assert_int_equal(count_lines_with(out, "debug_object_init called with a misaligned descriptor; call ignored"), 1);
+	assert_int_equal(count_lines_with(out, "debug_object_init called with an address beyond 48 bits; call ignored"), 1);
 	assert_int_equal(debug_object_get_state(obj), ODEBUG_STATE_NOTAVAILABLE);
+	assert_int_equal(debug_object_get_state((void *)(1ul << 50)), ODEBUG_STATE_NOTAVAILABLE);
 	assert_int_equal(stats_delta().warnings, 0);
+	free(out);
+}
+
+/*
+ * A tracker names its descriptor by one of 4096 registry slots: objects of
+ * the descriptors beyond are not tracked, and one line says so.  Last in
+ * this program: the registry stays full.
+ */
+static void descriptors_beyond_the_registry_are_not_tracked(void **state)
+{
+	enum { N = 4200 };
+	static struct debug_obj_descr many[N];
+	static char objs[N];
+	int i, tracked = 0;
+	char *out;
+
+	(void)state;
+	capture_start();
+	for (i = 0; i < N; i++) {
+		many[i].name = "many";
+		debug_object_init(&objs[i], &many[i]);
+		tracked += debug_object_get_state(&objs[i]) == ODEBUG_STATE_INIT;
+	}
+	out = capture_stop();
+	/* The selftest's and the earlier tests' descriptors hold a few slots. */
+	assert_true(tracked > 4096 - 16 && tracked <= 4096);
+	assert_int_equal(debug_object_get_state(&objs[N - 1]), ODEBUG_STATE_NOTAVAILABLE);
+	assert_int_equal(count_lines_with(out, "over 4096 descriptors: objects of those beyond are not tracked"), 1);
+	for (i = 0; i < N; i++)
+		debug_object_free(&objs[i], &many[i]);
 	free(out);
 }
 
@@ -124,6 +158,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(report_of_untracked_object_says_not_available),
 		cmocka_unit_test(report_preserves_errno),
 		cmocka_unit_test(null_arguments_give_one_line_and_no_crash),
+		cmocka_unit_test(descriptors_beyond_the_registry_are_not_tracked),
 	};
 
 	(void)argc, (void)argv;

@@ -42,7 +42,7 @@ static unsigned long rnd(unsigned long n)
 static bool tracked(uintptr_t addr)
 {
 	for (size_t i = 0; i < nlive; i++)
-		if (live[i]->addr == addr)
+		if (odebug_tracker_addr(live[i]) == addr)
 			return true;
 	return false;
 }
@@ -55,16 +55,24 @@ static void insert(uintptr_t addr)
 	odebug_bucket_lock(b);
 	t = odebug_pool_alloc();
 	assert_non_null(t);
-	t->addr = addr;
+	t->word = odebug_word(addr, 0, ODEBUG_STATE_INIT);
 	odebug_insert(b, t);
 	odebug_bucket_unlock(b);
 	live[nlive++] = t;
+#ifndef TABLE_KERNEL
+	{
+		uint64_t w;
+
+		/* The lockless walk finds it on the chain the locked one linked. */
+		assert_ptr_equal(odebug_peek(addr, &w), t);
+	}
+#endif
 }
 
 static void remove_at(size_t i)
 {
 	struct odebug_tracker *t = live[i];
-	struct odebug_bucket *b = odebug_bucket_of(t->addr);
+	struct odebug_bucket *b = odebug_bucket_of(odebug_tracker_addr(t));
 
 	odebug_bucket_lock(b);
 	odebug_remove(b, t);
@@ -80,7 +88,7 @@ static uintptr_t new_addr(const uintptr_t *regions, size_t nregions)
 
 	do {
 		if (nlive && rnd(3) == 0)
-			a = (live[rnd(nlive)]->addr & ~(uintptr_t)(CELL - 1)) + 8 * rnd(CELL / 8);
+			a = (odebug_tracker_addr(live[rnd(nlive)]) & ~(uintptr_t)(CELL - 1)) + 8 * rnd(CELL / 8);
 		else
 			a = ARENA + regions[rnd(nregions)] * REGION + 8 * rnd(REGION / 8);
 	} while (tracked(a));
@@ -97,7 +105,7 @@ static bool count_one(const struct odebug_tracker *t, void *ctx)
 {
 	struct walk *w = ctx;
 
-	if (t->addr >= walk_start && t->addr < walk_end)
+	if (odebug_tracker_addr(t) >= walk_start && odebug_tracker_addr(t) < walk_end)
 		w->found++;
 	return false;
 }
@@ -121,8 +129,8 @@ static void check_range(uintptr_t start, uintptr_t end)
 	bool may;
 
 	for (size_t i = 0; i < nlive; i++) {
-		in_range += live[i]->addr >= start && live[i]->addr < end;
-		in_cells += live[i]->addr >= lo && live[i]->addr < hi;
+		in_range += odebug_tracker_addr(live[i]) >= start && odebug_tracker_addr(live[i]) < end;
+		in_cells += odebug_tracker_addr(live[i]) >= lo && odebug_tracker_addr(live[i]) < hi;
 	}
 	may = odebug_range_may_hold(start, end);
 	if (in_range && !may)
@@ -143,7 +151,7 @@ static void check_range(uintptr_t start, uintptr_t end)
 static uintptr_t random_range_start(void)
 {
 	if (nlive && rnd(2))	/* near a tracker: the edges matter */
-		return live[rnd(nlive)]->addr - CELL + rnd(3 * CELL);
+		return odebug_tracker_addr(live[rnd(nlive)]) - CELL + rnd(3 * CELL);
 	return ARENA - REGION + rnd(ARENA_SIZE + 2 * REGION);
 }
 

@@ -11,7 +11,7 @@
  *	in all (M / 4 cycles); prints the wall time per operation (total wall
  *	time / M, so with T threads it is the inverse of the throughput).
  *
- * bench-objops mem --live N
+ * bench-objops mem --live N [--per-page P]
  *	Resident bytes of the anonymous mappings (not the heap, not the stack,
  *	not the objects' own mapping) at start and after tracking N objects
  *	(init + activate, from 100 distinct call sites), read from
@@ -20,6 +20,14 @@
  * bench-objops activate --live N --ops M
  *	M / 2 activate + deactivate pairs on N objects, each activate from one
  *	of 100 distinct call sites (for origins=1); prints ns per pair.
+ *
+ * bench-objops hot --ops M
+ *	A cache-hot annotation call against a spinlock: 16 objects, each
+ *	activated and deactivated in turn, M calls; and M / 2 uncontended
+ *	spinlock lock + unlock pairs (glibc's pthread_spin_lock, our copy:
+ *	libodebug interposes glibc's), the two loops
+ *	alternated over 11 rounds.  Prints the median ns per call, per pair
+ *	and their ratio (with the rounds' lowest and highest ratios).
  *
  * Objects are never touched by the benchmark, and libodebug does not read
  * them: their pages stay unpopulated (MAP_NORESERVE), so a million sparse
@@ -239,7 +247,7 @@ static unsigned long anon_rss_kb(const struct region *skip)
 	return total;
 }
 
-static int mem(unsigned long live)
+static int mem(unsigned long live, unsigned long per_page)
 {
 	struct debug_objects_stats st0, st1;
 	struct region r;
@@ -248,7 +256,7 @@ static int mem(unsigned long live)
 	memset(&r, 0, sizeof(r));
 	debug_objects_get_stats(&st0, sizeof(st0));
 	start_kb = anon_rss_kb(NULL);
-	region_map(&r, live, 1);
+	region_map(&r, live, per_page);
 	for (i = 0; i < live; i++) {
 		void *obj = obj_at(&r, i);
 
@@ -257,9 +265,9 @@ static int mem(unsigned long live)
 	}
 	end_kb = anon_rss_kb(&r);
 	debug_objects_get_stats(&st1, sizeof(st1));
-	printf("objops mode=mem live=%lu enabled=%d anon_start_kb=%lu anon_end_kb=%lu "
+	printf("objops mode=mem live=%lu per_page=%lu enabled=%d anon_start_kb=%lu anon_end_kb=%lu "
 	       "pool_used=%lu pool_total_start=%lu pool_total=%lu\n",
-	       live, (int)debug_objects_enabled(), start_kb, end_kb, st1.pool_used,
+	       live, per_page, (int)debug_objects_enabled(), start_kb, end_kb, st1.pool_used,
 	       st0.pool_used + st0.pool_free, st1.pool_used + st1.pool_free);
 	return 0;
 }
@@ -288,6 +296,70 @@ static int activate(unsigned long live, unsigned long ops)
 	ns = now_ns() - t0;
 	printf("objops mode=activate live=%lu pairs=%lu ns_per_pair=%.2f enabled=%d\n",
 	       live, pairs, ns / (double)pairs, (int)debug_objects_enabled());
+	return 0;
+}
+
+/* ---- hot ------------------------------------------------------------ */
+
+#define HOT_ROUNDS 11
+
+/*
+ * glibc's pthread_spin_lock, out of line as it is there (a call, an
+ * atomic exchange; the unlock a call and a store), but our own: libodebug
+ * interposes pthread_spin_lock with check_pthread=1.
+ */
+static __attribute__((noinline)) void spin_lock(int *l)
+{
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(l, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static __attribute__((noinline)) void spin_unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int hot(unsigned long ops)
+{
+	static struct { _Alignas(64) char bytes[64]; } objs[16];
+	double call[HOT_ROUNDS], pair[HOT_ROUNDS], ratio[HOT_ROUNDS], t0;
+	unsigned long i, n = ops / 2;
+	static int lock;
+	int r;
+
+	for (i = 0; i < 16; i++)
+		debug_object_init(&objs[i], &bench_descr);
+	for (r = 0; r < HOT_ROUNDS; r++) {
+		t0 = now_ns();
+		for (i = 0; i < n; i++) {
+			spin_lock(&lock);
+			spin_unlock(&lock);
+		}
+		pair[r] = (now_ns() - t0) / (double)n;
+		t0 = now_ns();
+		for (i = 0; i < n; i++) {
+			(void)debug_object_activate(&objs[i & 15], &bench_descr);
+			debug_object_deactivate(&objs[i & 15], &bench_descr);
+		}
+		call[r] = (now_ns() - t0) / (double)(2 * n);
+		ratio[r] = call[r] / pair[r];
+	}
+	qsort(call, HOT_ROUNDS, sizeof(double), cmp_double);
+	qsort(pair, HOT_ROUNDS, sizeof(double), cmp_double);
+	qsort(ratio, HOT_ROUNDS, sizeof(double), cmp_double);
+	printf("objops mode=hot calls=%lu ns_per_call=%.2f ns_per_spin_pair=%.2f "
+	       "ratio=%.3f ratio_min=%.3f ratio_max=%.3f enabled=%d\n",
+	       2 * n, call[HOT_ROUNDS / 2], pair[HOT_ROUNDS / 2],
+	       call[HOT_ROUNDS / 2] / pair[HOT_ROUNDS / 2], ratio[0], ratio[HOT_ROUNDS - 1],
+	       (int)debug_objects_enabled());
 	return 0;
 }
 
@@ -327,7 +399,7 @@ int main(int argc, char **argv)
 	}
 	if (a != argc || !live || live >= 1ul << 32 || !threads || threads > 64 ||
 	    live < threads || !per_page || per_page > 512 || PAGE % per_page) {
-		fprintf(stderr, "usage: bench-objops cycle|mem|activate [--live N] "
+		fprintf(stderr, "usage: bench-objops cycle|mem|activate|hot [--live N] "
 			"[--per-page P (1..512, a power of 2)] [--threads T] [--ops M]\n"
 			"  (N, M take k = 1000 and m = 1000000)\n");
 		return 2;
@@ -335,9 +407,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "cycle"))
 		return cycle(live, per_page, threads, ops);
 	if (!strcmp(mode, "mem"))
-		return mem(live);
+		return mem(live, per_page);
 	if (!strcmp(mode, "activate"))
 		return activate(live, ops);
+	if (!strcmp(mode, "hot"))
+		return hot(ops);
 	fprintf(stderr, "bench-objops: unknown mode '%s'\n", mode);
 	return 2;
 }

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Race torture: the lockless annotation calls (activate and deactivate by
+ * compare-and-swap, table.c's header) against the locked ones on the same
+ * objects, from several threads at once.  The table must stay one state
+ * machine: whatever the interleaving, an object is held (ACTIVE by a
+ * successful activate) by at most one thread, and no hold is lost without
+ * a report.
+ *
+ *   race state SECONDS	3 threads take and release 64 objects (activate
+ *			returning 0 grants a hold, deactivate ends it; the
+ *			object must stay ACTIVE in between), one more
+ *			destroys, frees and re-initialises them
+ *   race free SECONDS	3 threads take 64 objects and keep them; one more
+ *			runs the free check over each and re-initialises it:
+ *			every hold granted is reported by one free check
+ *			(fixup_free counts it) before the next is granted
+ *
+ * Objects are 16 bytes apart in one 1 KiB array: one chunk, one bucket,
+ * four to a chain, so lockless walks pass over their neighbours.  A
+ * violation is counted, printed once per kind, and fails the run.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "odebug.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; \
+		fprintf(stdout, "FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stdout, __VA_ARGS__); fputc('\n', stdout); } \
+} while (0)
+
+#define OBJS	64
+#define TAKERS	3
+
+static _Alignas(4096) char objs[OBJS][16];
+static int holders[OBJS];		/* threads holding each object now */
+static unsigned long granted[OBJS];	/* holds granted (free scenario) */
+static unsigned long reported[OBJS];	/* free checks that found it held */
+static int stop;
+static unsigned long violations, grants;
+
+/* No fixups: a refused destroy, free or init leaves a hold alone. */
+static const struct debug_obj_descr descr = { .name = "race" };
+static bool count_free(void *addr, enum debug_obj_state state);
+static const struct debug_obj_descr kept = {
+	.name = "race-kept", .fixup_free = count_free,
+};
+
+/* The free check found the object ACTIVE: its hold ends here. */
+static bool count_free(void *addr, enum debug_obj_state state)
+{
+	size_t i = (size_t)((char (*)[16])addr - objs);
+
+	if (state == ODEBUG_STATE_ACTIVE && i < OBJS)
+		__atomic_fetch_add(&reported[i], 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+static void violation(const char *what, size_t i)
+{
+	static int said;
+
+	__atomic_fetch_add(&violations, 1, __ATOMIC_RELAXED);
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		printf("violation: %s (object %zu)\n", what, i);
+}
+
+static unsigned int next_rand(unsigned int *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return *seed >> 16;
+}
+
+/* Take an object, check nobody else holds it, release it. */
+static void *taker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		size_t i = next_rand(&seed) % OBJS;
+
+		if (debug_object_activate(objs[i], &descr))
+			continue;
+		__atomic_fetch_add(&grants, 1, __ATOMIC_RELAXED);
+		if (__atomic_fetch_add(&holders[i], 1, __ATOMIC_SEQ_CST) != 0)
+			violation("two threads hold one object", i);
+		/* Refused destroys, frees and inits leave a held object ACTIVE. */
+		if (debug_object_get_state(objs[i]) != ODEBUG_STATE_ACTIVE)
+			violation("a held object is no longer ACTIVE", i);
+		__atomic_fetch_sub(&holders[i], 1, __ATOMIC_SEQ_CST);
+		debug_object_deactivate(objs[i], &descr);
+	}
+	return NULL;
+}
+
+/*
+ * Destroy, free and re-initialise: each is refused while the object is
+ * ACTIVE, and none may overwrite a hold a lockless activate just granted.
+ */
+static void *changer(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		size_t i = next_rand(&seed) % OBJS;
+
+		switch (next_rand(&seed) % 3) {
+		case 0:
+			debug_object_destroy(objs[i], &descr);
+			break;
+		case 1:
+			debug_object_free(objs[i], &descr);
+			break;
+		default:
+			debug_object_init(objs[i], &descr);
+			break;
+		}
+		/* An object left untracked or destroyed comes back. */
+		if (debug_object_get_state(objs[i]) != ODEBUG_STATE_ACTIVE &&
+		    debug_object_get_state(objs[i]) != ODEBUG_STATE_INIT) {
+			debug_object_free(objs[i], &descr);
+			debug_object_init(objs[i], &descr);
+		}
+	}
+	return NULL;
+}
+
+/* Take an object and keep it: only a free check ends the hold. */
+static void *keeper(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		size_t i = next_rand(&seed) % OBJS;
+		unsigned long g;
+
+		if (debug_object_activate(objs[i], &kept))
+			continue;
+		__atomic_fetch_add(&grants, 1, __ATOMIC_RELAXED);
+		/*
+		 * The previous hold was reported (count_free ran before the
+		 * check dropped the tracker, and the re-init came after).
+		 */
+		g = __atomic_add_fetch(&granted[i], 1, __ATOMIC_SEQ_CST);
+		/* 0 or less when the previous holder has not counted its grant yet. */
+		if ((long)(g - __atomic_load_n(&reported[i], __ATOMIC_SEQ_CST)) > 1)
+			violation("a hold granted while another was never reported", i);
+	}
+	return NULL;
+}
+
+/* The free check of each object in turn, then a fresh init. */
+static void *checker(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		size_t i = next_rand(&seed) % OBJS;
+
+		debug_check_no_obj_freed(objs[i], sizeof(objs[i]));
+		debug_object_init(objs[i], &kept);
+	}
+	return NULL;
+}
+
+static void run(void *(*take)(void *), void *(*change)(void *),
+		const struct debug_obj_descr *d, long seconds)
+{
+	pthread_t th[TAKERS + 1];
+	struct timespec ts = { seconds, 0 };
+	int i;
+
+	for (i = 0; i < OBJS; i++)
+		debug_object_init(objs[i], d);
+	for (i = 0; i < TAKERS; i++)
+		pthread_create(&th[i], NULL, take, (void *)(uintptr_t)(i + 1));
+	pthread_create(&th[TAKERS], NULL, change, (void *)(uintptr_t)99);
+	nanosleep(&ts, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i <= TAKERS; i++)
+		pthread_join(th[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	long seconds = argc > 2 ? atol(argv[2]) : 2;
+	struct debug_objects_stats s;
+	size_t i, held = 0, tracked = 0;
+
+	if (!strcmp(what, "state")) {
+		run(taker, changer, &descr, seconds);
+	} else if (!strcmp(what, "free")) {
+		run(keeper, checker, &kept, seconds);
+		/* What is still held was granted once more than it was reported. */
+		for (i = 0; i < OBJS; i++)
+			if (granted[i] - reported[i] !=
+			    (debug_object_get_state(objs[i]) == ODEBUG_STATE_ACTIVE))
+				violation("holds granted, reported and left disagree", i);
+	} else {
+		fprintf(stderr, "usage: race state|free [SECONDS]\n");
+		return 2;
+	}
+	/* One tracker per tracked object, none leaked or shared. */
+	for (i = 0; i < OBJS; i++) {
+		held += debug_object_get_state(objs[i]) == ODEBUG_STATE_ACTIVE;
+		tracked += debug_object_get_state(objs[i]) != ODEBUG_STATE_NOTAVAILABLE;
+	}
+	debug_objects_get_stats(&s, sizeof(s));
+	CHECK(s.pool_used == tracked, "pool_used %lu, objects tracked %zu", s.pool_used, tracked);
+	CHECK(grants > 1000, "only %lu holds granted: the race was not run", grants);
+	CHECK(violations == 0, "%lu violations", violations);
+	printf("%lu holds granted, %zu held at the end\n", grants, held);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}
