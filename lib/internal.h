@@ -555,16 +555,27 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d);
 extern __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
 extern __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
+extern __thread unsigned int odebug_descr_last_epoch __attribute__((tls_model("initial-exec")));
+extern unsigned int odebug_descr_epoch;
 
 /*
- * The slot of @d, registered when a tracker is made: a compare, unless the
- * descriptor changed.  -1 when the registry is full: not tracked.
+ * The slot of @d, registered when a tracker is made: two compares, unless
+ * the descriptor changed or a module was unloaded since (another module's
+ * descriptor may now have @d's address).  -1 when the registry is full:
+ * not tracked.
  */
 static inline int odebug_descr_note(const struct debug_obj_descr *d)
 {
-	if (unlikely(odebug_descr_last != d))
+	if (unlikely(odebug_descr_last != d ||
+		     odebug_descr_last_epoch != __atomic_load_n(&odebug_descr_epoch, __ATOMIC_RELAXED)))
 		return odebug_descr_note_slow(d);
 	return odebug_descr_last_slot;
+}
+
+/* A module was unloaded: every thread's cached descriptor is checked again. */
+static inline void odebug_descr_forget(void)
+{
+	__atomic_add_fetch(&odebug_descr_epoch, 1, __ATOMIC_RELAXED);
 }
 void odebug_descr_resolve(struct odebug_snapshot *o);
 /* "group.c": reports grouped by cause, the summary at exit */
