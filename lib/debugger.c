@@ -30,15 +30,6 @@ debug_objects_report_hook(const char *op, const void *addr, const char *type)
 	__asm__ volatile("" : : "r"(op), "r"(addr), "r"(type) : "memory");
 }
 
-static const char *const state_names[ODEBUG_STATE_MAX] = {
-	[ODEBUG_STATE_NONE] = "none",
-	[ODEBUG_STATE_INIT] = "initialized",
-	[ODEBUG_STATE_INACTIVE] = "inactive",
-	[ODEBUG_STATE_ACTIVE] = "active",
-	[ODEBUG_STATE_DESTROYED] = "destroyed",
-	[ODEBUG_STATE_NOTAVAILABLE] = "not available",
-};
-
 /* One origin stack; named only when the report lock could be had. */
 static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 		       bool named)
@@ -149,7 +140,7 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 	odebug_puts(&b, " is tracked: type ");
 	odebug_puts(&b, o.descr->name);
 	odebug_puts(&b, ", state ");
-	odebug_puts(&b, state_names[o.state]);
+	odebug_puts(&b, odebug_state_names[o.state]);
 	odebug_puts(&b, ", active state ");
 	odebug_put_dec(&b, o.astate);
 	odebug_putc(&b, '\n');

@@ -49,15 +49,6 @@ static unsigned long total, distinct, overflow, printed, suppressed;
 /* The printed groups, in the order they were printed (under the report lock). */
 static unsigned int shown[ODEBUG_GROUPS], nshown;
 
-static const char *const state_names[ODEBUG_STATE_MAX] = {
-	[ODEBUG_STATE_NONE] = "none",
-	[ODEBUG_STATE_INIT] = "initialized",
-	[ODEBUG_STATE_INACTIVE] = "inactive",
-	[ODEBUG_STATE_ACTIVE] = "active",
-	[ODEBUG_STATE_DESTROYED] = "destroyed",
-	[ODEBUG_STATE_NOTAVAILABLE] = "not available",
-};
-
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	h ^= v;
@@ -228,7 +219,7 @@ static void summary_text(struct odebug_buf *b, const struct counts *c)
 		put_num(b, "ODEBUG:   report ", g->report, " (");
 		odebug_puts(b, g->op);
 		odebug_puts(b, ", state ");
-		odebug_puts(b, state_names[g->state]);
+		odebug_puts(b, odebug_state_names[g->state]);
 		odebug_puts(b, ", type ");
 		odebug_puts(b, g->type);
 		put_num(b, ") happened ", odebug_load(&g->count), " times\n");
@@ -270,7 +261,7 @@ static void summary_json(struct odebug_buf *b, const struct counts *c)
 		odebug_puts(b, listed++ ? ",{\"op\":" : "{\"op\":");
 		odebug_put_json_str(b, g->op);
 		odebug_puts(b, ",\"state\":");
-		odebug_put_json_str(b, state_names[g->state]);
+		odebug_put_json_str(b, odebug_state_names[g->state]);
 		odebug_puts(b, ",\"type\":");
 		odebug_put_json_str(b, g->type);
 		put_num(b, ",\"count\":", odebug_load(&g->count), ",\"report\":");

@@ -387,6 +387,7 @@ void odebug_unload_before(struct odebug_unload *u);
 void odebug_unload_after(struct odebug_unload *u);
 
 /* "report.c": what a misuse looks like, and what follows it */
+extern const char *const odebug_state_names[ODEBUG_STATE_MAX];
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern const struct debug_obj_descr *odebug_quiet_descr;

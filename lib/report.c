@@ -29,9 +29,7 @@
 
 #include "builtin.h"
 #include "internal.h"
-
-/* A descriptor's name is printed up to this long, then "...". */
-#define TYPE_CAP 256
+#include "report.h"
 
 /* The selftest's descriptor: its reports are counted, never printed. */
 const struct debug_obj_descr *odebug_quiet_descr;
@@ -58,7 +56,8 @@ static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES + 1], act_frames[ODEBUG
 static struct odebug_frame hint_frames[4];
 static char text[128 * 1024];
 
-static const char *const state_names[ODEBUG_STATE_MAX] = {
+/* The states' names, in reports, the summary and debug_object_print(). */
+const char *const odebug_state_names[ODEBUG_STATE_MAX] = {
 	[ODEBUG_STATE_NONE] = "none",
 	[ODEBUG_STATE_INIT] = "initialized",
 	[ODEBUG_STATE_INACTIVE] = "inactive",
@@ -117,7 +116,7 @@ static bool take_slot(void)
 /* --- shared pieces --------------------------------------------------- */
 
 /* @s, cut at @cap bytes with "..." to say so. */
-static void put_bounded(struct odebug_buf *b, const char *s, size_t cap)
+void odebug_put_bounded(struct odebug_buf *b, const char *s, size_t cap)
 {
 	size_t n = strnlen(s, cap + 1);
 
@@ -130,25 +129,14 @@ static void put_bounded(struct odebug_buf *b, const char *s, size_t cap)
 	odebug_puts(b, "...");
 }
 
-static void put_json_bounded(struct odebug_buf *b, const char *s, size_t cap)
-{
-	char tmp[TYPE_CAP + 1];
-	struct odebug_buf t;
-
-	odebug_buf_init_mem(&t, tmp, sizeof(tmp) - 1);
-	put_bounded(&t, s, cap < TYPE_CAP ? cap : TYPE_CAP);
-	tmp[t.len] = '\0';
-	odebug_put_json_str(b, tmp);
-}
-
-static void thread_name(char name[17])
+void odebug_thread_name(char name[17])
 {
 	memset(name, 0, 17);
 	prctl(PR_GET_NAME, name, 0, 0, 0);
 }
 
 /* "name+0xoff", "name", or the address itself. */
-static void put_symbol(struct odebug_buf *b, const struct odebug_frame *f)
+void odebug_put_symbol(struct odebug_buf *b, const struct odebug_frame *f)
 {
 	if (f->func[0]) {
 		odebug_puts(b, f->func);
@@ -167,7 +155,7 @@ static void put_thread_line(struct odebug_buf *b)
 {
 	char name[17];
 
-	thread_name(name);
+	odebug_thread_name(name);
 	odebug_puts(b, "ODEBUG: in thread ");
 	odebug_put_dec(b, (unsigned long)odebug_gettid());
 	odebug_puts(b, " (");
@@ -189,7 +177,7 @@ static void put_frame(struct odebug_buf *b, int index, const struct odebug_frame
 	odebug_put_hex(b, f->pc);
 	odebug_puts(b, " in ");
 	if (f->func[0])
-		put_symbol(b, f);
+		odebug_put_symbol(b, f);
 	else
 		odebug_puts(b, "??");
 	if (f->inlined)
@@ -233,15 +221,6 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 	}
 }
 
-/* What a report prints: its snapshot, op, hint and named stacks. */
-struct report {
-	const struct odebug_snapshot *o;
-	const char *op;
-	const struct odebug_frame *hint;	/* NULL: none */
-	int nframes, ninit, nact;
-	int owner;	/* a held built-in lock's owner thread, as glibc shows it (0: none) */
-};
-
 static void put_owner(struct odebug_buf *b, const struct report *r)
 {
 	if (r->owner) {
@@ -262,7 +241,7 @@ static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
 	}
 	if (o->flags & ODEBUG_SNAP_UNLOADED) {
 		odebug_puts(b, "ODEBUG: the object was in ");
-		put_bounded(b, o->module ? o->module : "a module", 256);
+		odebug_put_bounded(b, o->module ? o->module : "a module", 256);
 		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
 	}
 }
@@ -274,190 +253,25 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, "ODEBUG: ");
 	odebug_puts(b, r->op);
 	odebug_putc(b, ' ');
-	odebug_puts(b, state_names[o->state]);
+	odebug_puts(b, odebug_state_names[o->state]);
 	odebug_puts(b, " (active state ");
 	odebug_put_dec(b, o->astate);
 	odebug_puts(b, ") object: ");
 	odebug_put_hex(b, o->addr);
 	odebug_puts(b, " object type: ");
-	put_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
+	odebug_put_bounded(b, odebug_snapshot_type(o), ODEBUG_TYPE_CAP);
 	odebug_puts(b, " hint: ");
 	if (r->hint)
-		put_symbol(b, r->hint);
+		odebug_put_symbol(b, r->hint);
 	else
 		odebug_put_hex(b, 0);
 	odebug_putc(b, '\n');
 	put_gone_line(b, o);
 	put_thread_line(b);
 	put_owner(b, r);
-	put_text_stack(b, NULL, frames, r->nframes, limit);
-	put_text_stack(b, "object initialised at", init_frames, r->ninit, limit);
-	put_text_stack(b, "object activated at", act_frames, r->nact, limit);
-}
-
-/* --- JSON ------------------------------------------------------------ */
-
-static void put_json_hex(struct odebug_buf *b, uintptr_t v)
-{
-	odebug_putc(b, '"');
-	odebug_put_hex(b, v);
-	odebug_putc(b, '"');
-}
-
-static void put_json_frame(struct odebug_buf *b, const struct odebug_frame *f)
-{
-	odebug_puts(b, "{\"address\":");
-	put_json_hex(b, f->pc);
-	odebug_puts(b, ",\"function\":");
-	if (f->func[0]) {
-		odebug_put_json_str(b, f->func);
-		odebug_puts(b, ",\"offset\":");
-		if (f->has_off)
-			put_json_hex(b, f->func_off);
-		else
-			odebug_puts(b, "null");
-	} else {
-		odebug_puts(b, "null,\"offset\":null");
-	}
-	odebug_puts(b, ",\"inlined\":");
-	odebug_puts(b, f->inlined ? "true" : "false");
-	odebug_puts(b, ",\"module\":");
-	if (f->module) {
-		odebug_put_json_str(b, f->module);
-		odebug_puts(b, ",\"module_offset\":");
-		put_json_hex(b, f->module_off);
-	} else {
-		odebug_puts(b, "null,\"module_offset\":null");
-	}
-	odebug_puts(b, ",\"file\":");
-	if (f->file[0]) {
-		odebug_put_json_str(b, f->file);
-		odebug_puts(b, ",\"line\":");
-		odebug_put_dec(b, f->line);
-	} else {
-		odebug_puts(b, "null,\"line\":null");
-	}
-	odebug_putc(b, '}');
-}
-
-static void put_2(struct odebug_buf *b, long v)
-{
-	odebug_putc(b, (char)('0' + v / 10 % 10));
-	odebug_putc(b, (char)('0' + v % 10));
-}
-
-/*
- * "2026-12-03T18:47:15.123Z", from clock_gettime alone: gmtime_r and
- * strftime may take glibc's timezone lock, which a signal handler can find
- * held by the code it interrupted.
- */
-static void put_json_time(struct odebug_buf *b)
-{
-	struct timespec ts;
-	int year;
-	unsigned int month, day;
-	long secs;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	secs = ts.tv_sec % 86400;
-	if (secs < 0)
-		secs += 86400;
-	odebug_civil_from_days((ts.tv_sec - secs) / 86400, &year, &month, &day);
-	odebug_putc(b, '"');
-	if (year < 0 || year > 9999)
-		year = 0;	/* not a time this can run at */
-	put_2(b, year / 100);
-	put_2(b, year % 100);
-	odebug_putc(b, '-');
-	put_2(b, month);
-	odebug_putc(b, '-');
-	put_2(b, day);
-	odebug_putc(b, 'T');
-	put_2(b, secs / 3600);
-	odebug_putc(b, ':');
-	put_2(b, secs / 60 % 60);
-	odebug_putc(b, ':');
-	put_2(b, secs % 60);
-	odebug_putc(b, '.');
-	odebug_putc(b, (char)('0' + ts.tv_nsec / 100000000));
-	put_2(b, ts.tv_nsec / 1000000 % 100);
-	odebug_puts(b, "Z\"");
-}
-
-static int put_json_stack(struct odebug_buf *b, const char *key,
-			  const struct odebug_frame *fs, int n, int limit)
-{
-	int i;
-
-	if (!n && strcmp(key, "frames"))
-		return 0;
-	odebug_puts(b, ",\"");
-	odebug_puts(b, key);
-	odebug_puts(b, "\":[");
-	for (i = 0; i < n && i < limit; i++) {
-		if (i)
-			odebug_putc(b, ',');
-		put_json_frame(b, &fs[i]);
-	}
-	odebug_putc(b, ']');
-	return n > limit ? n - limit : 0;
-}
-
-static void format_json(struct odebug_buf *b, const struct report *r, int limit)
-{
-	const struct odebug_snapshot *o = r->o;
-	char name[17];
-	int dropped;
-
-	thread_name(name);
-	odebug_puts(b, "{\"op\":");
-	odebug_put_json_str(b, r->op);
-	odebug_puts(b, ",\"state\":");
-	odebug_put_json_str(b, state_names[o->state]);
-	odebug_puts(b, ",\"astate\":");
-	odebug_put_dec(b, o->astate);
-	odebug_puts(b, ",\"address\":");
-	put_json_hex(b, o->addr);
-	odebug_puts(b, ",\"type\":");
-	put_json_bounded(b, odebug_snapshot_type(o), TYPE_CAP);
-	if (o->flags & ODEBUG_SNAP_FRAME_GONE)
-		odebug_puts(b, ",\"frame_gone\":true");
-	if (o->flags & ODEBUG_SNAP_UNLOADED) {
-		odebug_puts(b, ",\"unloaded_module\":");
-		put_json_bounded(b, o->module ? o->module : "", 256);
-	}
-	odebug_puts(b, ",\"hint\":");
-	if (r->hint) {
-		struct odebug_buf hb;
-		char hs[2 * 512];
-
-		odebug_buf_init_mem(&hb, hs, sizeof(hs) - 1);
-		put_symbol(&hb, r->hint);
-		hs[hb.len] = '\0';
-		odebug_put_json_str(b, hs);
-	} else {
-		odebug_puts(b, "null");
-	}
-	odebug_puts(b, ",\"thread\":{\"tid\":");
-	odebug_put_dec(b, (unsigned long)odebug_gettid());
-	odebug_puts(b, ",\"name\":");
-	odebug_put_json_str(b, name);
-	odebug_puts(b, "},\"pid\":");
-	odebug_put_dec(b, (unsigned long)getpid());
-	if (r->owner) {
-		odebug_puts(b, ",\"owner\":");
-		odebug_put_dec(b, (unsigned long)r->owner);
-	}
-	odebug_puts(b, ",\"time\":");
-	put_json_time(b);
-	dropped = put_json_stack(b, "frames", frames, r->nframes, limit);
-	dropped += put_json_stack(b, "initialised_at", init_frames, r->ninit, limit);
-	dropped += put_json_stack(b, "activated_at", act_frames, r->nact, limit);
-	if (dropped) {
-		odebug_puts(b, ",\"frames_not_shown\":");
-		odebug_put_dec(b, (unsigned long)dropped);
-	}
-	odebug_puts(b, "}\n");
+	put_text_stack(b, NULL, r->frames, r->nframes, limit);
+	put_text_stack(b, "object initialised at", r->init, r->ninit, limit);
+	put_text_stack(b, "object activated at", r->act, r->nact, limit);
 }
 
 /*
@@ -478,7 +292,7 @@ static size_t format(const struct report *r)
 	for (;;) {
 		odebug_buf_init_mem(&b, text, cap);
 		if (json)
-			format_json(&b, r, limit);
+			odebug_format_json(&b, r, limit);
 		else
 			format_text(&b, r, limit);
 		if (b.len < b.cap)
@@ -585,7 +399,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	struct odebug_snapshot resolved = *snap;
 	const struct odebug_snapshot *o = &resolved;
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
-	struct report r = { .o = o, .op = op, .owner = odebug_builtin_owner(o) };
+	struct report r = { .o = o, .op = op, .frames = frames, .init = init_frames,
+			    .act = act_frames, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group;

@@ -47,6 +47,7 @@ ODEBUG_EXPORT void debug_object_init_auto(void *addr, const struct debug_obj_des
  * Backtraces and origins (origins=1) start at the first frame outside
  * libodebug and the modules so marked, so a report names the caller of
  * the shim's wrapper, not the wrapper.  Only leading frames are skipped.
+ * The module may be in another link namespace (dlmopen, LD_AUDIT).
  * The executable cannot be marked.  Returns whether the module was
  * marked; at most 16 segments in all.  Call it with no lock held (it walks
  * the loaded modules), typically from the shim's constructor.

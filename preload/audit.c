@@ -16,6 +16,10 @@
  * into the program's namespace only through the pointers it looks up in
  * the program's libodebug.  At exit the loader calls la_objclose() for
  * every object, the executable first: from then on nothing is checked.
+ *
+ * A report's backtrace starts at the caller of dlclose(): this module and
+ * the loader are marked as skipped modules (debug_objects_skip_module),
+ * and libodebug skips libc's dlclose() frames and its own interposer.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,6 +27,7 @@
 #include <link.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "odebug.h"
@@ -30,7 +35,8 @@
 static struct link_map *odebug_map;	/* the program's libodebug */
 static void (*check)(const void *addr, size_t size);
 static size_t (*get_stats)(struct debug_objects_stats *stats, size_t size);
-static int exiting;
+static bool (*skip_module)(const void *addr);
+static int exiting, skipping;
 
 __attribute__((visibility("default"))) unsigned int la_version(unsigned int version)
 {
@@ -71,6 +77,26 @@ __attribute__((visibility("default"))) void la_preinit(uintptr_t *cookie)
 		return;
 	*(void **)&get_stats = dlsym(h, "debug_objects_get_stats");
 	*(void **)&check = dlsym(h, "debug_check_no_obj_freed");
+	*(void **)&skip_module = dlsym(h, "debug_objects_skip_module");
+}
+
+__attribute__((visibility("default"))) unsigned int la_objclose(uintptr_t *cookie);
+
+/*
+ * Leave this module's frames and the loader's out of reports.  Done at the
+ * first check, once libodebug tracks something: marking would start it,
+ * and starting it here would dlopen libunwind inside dlclose().
+ */
+static void skip_loader(void)
+{
+	uintptr_t ldso = getauxval(AT_BASE);	/* the loader's ELF header */
+
+	skipping = 1;
+	if (!skip_module)
+		return;
+	skip_module((const void *)la_objclose);
+	if (ldso)
+		skip_module((const void *)ldso);
 }
 
 static void say(const char *a, const char *b, const char *c)
@@ -107,6 +133,8 @@ __attribute__((visibility("default"))) unsigned int la_objclose(uintptr_t *cooki
 		return 0;
 	memset(&before, 0, sizeof(before));
 	get_stats(&before, sizeof(before));
+	if (!skipping && before.objs_allocated)	/* libodebug has started */
+		skip_loader();
 	ph = (const ElfW(Phdr) *)((const char *)eh + eh->e_phoff);
 	for (i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_W))

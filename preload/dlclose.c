@@ -9,6 +9,11 @@
  * tracker in the segments is dropped.  A dlclose() that only drops a
  * reference, and a module whose destructors deactivated their objects,
  * give no report.  No libodebug lock is held across any loader call.
+ *
+ * Two versions, as glibc's: dlclose@@GLIBC_2.34, and the baseline node
+ * (dlclose@GLIBC_2.2.5 on x86-64) that programs linked before glibc 2.34
+ * (dlclose was libdl's) are bound to; each forwards to the next
+ * definition of its own version.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -48,7 +53,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-ODEBUG_EXPORT int dlclose(void *handle)
+static int check_dlclose(int (*next)(void *), void *handle)
 {
 	struct odebug_unload u;
 	struct link_map *lm = NULL;
@@ -58,16 +63,16 @@ ODEBUG_EXPORT int dlclose(void *handle)
 	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard ||
 	    !odebug_tracking_any() || !odebug_opt.check_free ||
 	    !*(void *volatile *)&handle)	/* declared nonnull, but callers err */
-		return odebug_next_dlclose(handle);
+		return next(handle);
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name || !lm->l_name[0])
-		return odebug_next_dlclose(handle);	/* the program itself: never unloaded */
+		return next(handle);	/* the program itself: never unloaded */
 	u.nranges = 0;
 	strncpy(u.module, lm->l_name, sizeof(u.module) - 1);
 	u.module[sizeof(u.module) - 1] = '\0';
 	f = (struct find){ lm->l_addr, u.module, &u, false };
 	dl_iterate_phdr(find_module, &f);
 	odebug_unload_before(&u);
-	ret = odebug_next_dlclose(handle);
+	ret = next(handle);
 	if (ret || !u.any)
 		return ret;
 	f = (struct find){ f.base, u.module, NULL, false };
@@ -76,3 +81,17 @@ ODEBUG_EXPORT int dlclose(void *handle)
 		odebug_unload_after(&u);
 	return ret;
 }
+
+int odebug_dlclose_234(void *handle) ODEBUG_EXPORT;
+int odebug_dlclose_234(void *handle)
+{
+	return check_dlclose(odebug_next_dlclose, handle);
+}
+__asm__(".symver odebug_dlclose_234,dlclose@@GLIBC_2.34");
+
+int odebug_dlclose_base(void *handle) ODEBUG_EXPORT;
+int odebug_dlclose_base(void *handle)
+{
+	return check_dlclose(odebug_next_dlclose_base, handle);
+}
+__asm__(".symver odebug_dlclose_base,dlclose@" ODEBUG_V_BASE);

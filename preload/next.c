@@ -34,7 +34,9 @@ void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 size_t (*odebug_next_usable_size)(void *p);
 /* Until resolved (a dlclose from another library's constructor): look it up. */
 static int lazy_dlclose(void *handle);
+static int lazy_dlclose_base(void *handle);
 int (*odebug_next_dlclose)(void *handle) = lazy_dlclose;
+int (*odebug_next_dlclose_base)(void *handle) = lazy_dlclose_base;
 size_t odebug_page_size = 4096;
 
 static ODEBUG_TLS int resolving;
@@ -47,6 +49,17 @@ static void *next(const char *name)
 	fn = dlsym(RTLD_NEXT, name);
 	resolving--;
 	return fn;
+}
+
+/* The same function at the baseline version (else its default one). */
+static void *next_base(const char *name)
+{
+	void *fn;
+
+	resolving++;
+	fn = dlvsym(RTLD_NEXT, name, ODEBUG_V_BASE);
+	resolving--;
+	return fn ? fn : next(name);
 }
 
 /* free first: the dlerror strings a later lookup frees need somewhere to go. */
@@ -91,6 +104,17 @@ static int lazy_dlclose(void *handle)
 	return fn(handle);
 }
 
+static int lazy_dlclose_base(void *handle)
+{
+	int (*fn)(void *) = NULL;
+
+	*(void **)&fn = next_base("dlclose");
+	if (!fn)
+		return -1;
+	odebug_next_dlclose_base = fn;
+	return fn(handle);
+}
+
 static int raw_munmap(void *addr, size_t len)
 {
 	return (int)syscall(SYS_munmap, addr, len);
@@ -116,6 +140,8 @@ static void resolve_all(void)
 		*(void **)&odebug_next_mremap = fn;
 	if ((fn = next("dlclose")))
 		*(void **)&odebug_next_dlclose = fn;
+	if ((fn = next_base("dlclose")))
+		*(void **)&odebug_next_dlclose_base = fn;
 }
 
 /*

@@ -8,6 +8,11 @@
 
 #include <stddef.h>
 
+/* glibc's baseline version node on this architecture (meson passes it). */
+#ifndef ODEBUG_V_BASE
+#define ODEBUG_V_BASE "GLIBC_2.2.5"
+#endif
+
 extern void (*odebug_next_free)(void *p);
 extern void *(*odebug_next_realloc)(void *p, size_t size);
 extern int (*odebug_next_munmap)(void *addr, size_t len);
@@ -15,6 +20,7 @@ extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 				   int flags, void *new_addr);
 extern size_t (*odebug_next_usable_size)(void *p);
 extern int (*odebug_next_dlclose)(void *handle);
+extern int (*odebug_next_dlclose_base)(void *handle);	/* dlclose@ODEBUG_V_BASE */
 extern size_t odebug_page_size;
 void odebug_free_probe(void);
 extern ODEBUG_TLS int odebug_free_reached;

@@ -7,7 +7,8 @@
 #   4. the stale-symbols check: dpkg-gensymbols must report no change;
 #   5. apt-get install of the three packages;
 #   6. an annotated example built with pkg-config only and run, then the
-#      same under odebug from PATH.
+#      same under odebug from PATH; odebug --audit on tests/unload's plugin
+#      (libodebug-audit.so from the odebug package's private directory).
 # Packages this script installed are purged again at the end.
 # usage: tests/deb/check-deb.sh [WORKDIR]
 set -eu
@@ -93,6 +94,16 @@ grep -q '^plain: done$' "$work/out" && grep -q '^warnings *: 0$' "$work/out" &&
 	! grep -q SUMMARY "$work/out" || { cat "$work/out"; die "odebug ./plain"; }
 odebug -o max_reports=1 "$work/example" >"$work/out" 2>&1
 grep -q ' in conn_close+' "$work/out" || { cat "$work/out"; die "odebug ./example"; }
+dpkg -L libodebug1 | grep -q '/odebug-audit/libodebug-audit\.so$' || die "libodebug-audit.so not in libodebug1"
+cc -rdynamic -fno-optimize-sibling-calls -fno-inline -o "$work/host" "$src/tests/unload/host.c" \
+	$(pkg-config --cflags libodebug) -ldl || die "the dlclose host did not build"
+cc -shared -fPIC -o "$work/plugin.so" "$src/tests/unload/plugin.c" $(pkg-config --cflags libodebug) ||
+	die "the plugin did not build"
+odebug --audit "$work/host" "$work/plugin.so" leak >"$work/out" 2>&1 || { cat "$work/out"; die "odebug --audit: status $?"; }
+cat "$work/out"
+grep -q 'plugin: fixup_free stopped the ticker' "$work/out" &&
+	grep -q 'checked by libodebug-audit.so before the unmap' "$work/out" &&
+	grep -q '^ *#0 0x[0-9a-f]* in unload_plugin+' "$work/out" || die "odebug --audit: expected the audit report and fixup"
 for m in man1/odebug.1 man7/odebug.7 man3/debug_object_init.3 man3/debug_object_free.3; do
 	[ -f "/usr/share/man/$m.gz" ] || die "/usr/share/man/$m.gz missing"
 done

@@ -2,7 +2,7 @@
 # meson install into a temporary DESTDIR, then use only the installed tree:
 # check what is there, build an annotated example with pkg-config
 # (PKG_CONFIG_SYSROOT_DIR), run it under the installed launcher, check the
-# report.
+# report; the same for odebug --audit with tests/unload's host and plugin.
 # usage: check-install.sh MESON BUILD_ROOT SOURCE_ROOT VERSION PREFIX BINDIR
 #                         LIBDIR INCLUDEDIR MANDIR
 set -u
@@ -105,6 +105,28 @@ if [ "$rc" -eq 0 ] &&
 	ok "under the installed launcher the example's bug is reported and fixed up"
 else
 	bad "the example under the installed launcher: status $rc"
+fi
+# --audit: libodebug-audit.so from its private directory, $libdir/odebug-audit
+if [ -f "$lib/odebug-audit/libodebug-audit.so" ]; then
+	ok "libodebug-audit.so in $libdir/odebug-audit"
+	if cc -I"$inc" -rdynamic -fno-optimize-sibling-calls -fno-inline "$src/tests/unload/host.c" \
+		-o "$tmp/host" -ldl 2>"$tmp/cc.log" &&
+	   cc -shared -fPIC -I"$inc" "$src/tests/unload/plugin.c" -o "$tmp/plugin.so" 2>>"$tmp/cc.log"; then
+		"$bin/odebug" --audit "$tmp/host" "$tmp/plugin.so" leak >"$tmp/out" 2>&1
+		rc=$?
+		sed 's/^/   | /' "$tmp/out"
+		[ "$rc" -eq 0 ] && grep -q 'plugin: fixup_free stopped the ticker' "$tmp/out" &&
+			grep -q 'unloaded by dlclose() (checked by libodebug-audit.so before the unmap)' "$tmp/out" &&
+			grep -q '^ *#0 0x[0-9a-f]* in unload_plugin+' "$tmp/out" &&
+			ok "the installed odebug --audit checks the unloaded plugin, with its fixup" ||
+			bad "the installed odebug --audit: status $rc"
+	else
+		cat "$tmp/cc.log"
+		bad "building the dlclose host and plugin"
+	fi
+else
+	[ -f "$build/preload/libodebug-audit.so" ] &&
+		bad "libodebug-audit.so is built but not in $lib/odebug-audit"
 fi
 "$bin/odebug" --version | grep -qx "odebug (libodebug) $version" && ok "odebug --version" ||
 	bad "odebug --version"

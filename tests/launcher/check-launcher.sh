@@ -198,9 +198,22 @@ got=$(cd "$tmp/tree/bin" && PATH="$tmp/tree/bin:$PATH" odebug "$show" | sed -n '
 got=$(ODEBUG_LIBRARY="$tmp/libother.so" "$tmp/tree/bin/odebug" "$show" | sed -n 's/^LD_PRELOAD=//p')
 [ "$got" = "$tmp/libother.so" ] && ok "ODEBUG_LIBRARY overrides: $got" ||
 	bad "ODEBUG_LIBRARY: '$got'"
-rm "$tmp/tree/bin/libodebug.so.1"
 launcher_saved=$launcher
 launcher=$tmp/tree/bin/odebug
+# --audit: libodebug-audit.so relative to the library (beside it in a build
+# tree); a missing one is refused (a build tree has no installed path).
+if [ -f "$libdir/libodebug-audit.so" ]; then
+	expect_refusal 125 'cannot find libodebug-audit.so' "--audit without the module" --audit "$show"
+	cp "$libdir/libodebug-audit.so" "$tmp/tree/bin/"
+	got=$("$tmp/elsewhere/odebug" --audit "$show" | sed -n 's/^LD_AUDIT=//p')
+	[ "$got" = "$tmp/tree/bin/libodebug-audit.so" ] && ok "--audit, relocated: LD_AUDIT=$got" ||
+		bad "--audit, relocated: LD_AUDIT='$got'"
+	got=$(LD_AUDIT=/x/other.so "$tmp/elsewhere/odebug" --audit "$show" 2>/dev/null |
+		sed -n 's/^LD_AUDIT=//p')
+	[ "$got" = "$tmp/tree/bin/libodebug-audit.so:/x/other.so" ] && ok "--audit keeps LD_AUDIT: $got" ||
+		bad "--audit with LD_AUDIT set: '$got'"
+fi
+rm "$tmp/tree/bin/libodebug.so.1"
 expect_refusal 125 'cannot find libodebug' "library missing" "$show"
 mkdir -p "$tmp/with space/bin"
 cp "$launcher_saved" "$tmp/with space/bin/odebug"

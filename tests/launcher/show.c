@@ -31,6 +31,7 @@ int main(int argc, char **argv)
 	show_env("ODEBUG");
 	show_env("ODEBUG_OPTIONS");
 	show_env("LD_PRELOAD");
+	show_env("LD_AUDIT");
 	*(void **)&enabled = dlsym(RTLD_DEFAULT, "debug_objects_enabled");
 	printf("libodebug: %s\n", !enabled ? "not loaded" :
 	       enabled() ? "enabled" : "disabled");

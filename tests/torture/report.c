@@ -8,6 +8,11 @@
  *
  *   torture-report loader-lock	a dlclose() destructor that reports, while
  *				another thread reports (the loader's lock)
+ *   torture-report audit-lock AUDIT_MODULE MODULE	under odebug --audit:
+ *				la_objclose() reports and fixes up a module's
+ *				object under the loader's lock, while another
+ *				thread loops dlopen/dlclose of MODULE and a
+ *				third reports
  *   torture-report signal-lock	a signal handler that reports, on a thread
  *				that is itself reporting (the report lock)
  *   torture-report signal-malloc	reports from a signal handler that
@@ -168,6 +173,94 @@ static void loader_lock(const char *module)
 	      "%lu reports for %ld dlcloses and %ld frees", warnings() - before, loops, frees);
 	printf("loader-lock: %ld dlopen/dlclose with a reporting destructor, %ld frees\n",
 	       loops, frees);
+}
+
+/*
+ * Under odebug --audit: la_objclose() reports AUDIT_MODULE's active object
+ * and runs its fixup with the loader's lock held, while a second thread
+ * loops dlopen/dlclose of MODULE (waiting for that lock) and a third
+ * reports: neither the audit path nor a report may wait for a lock that a
+ * thread waiting for the loader holds.  Only la_objclose fixes up here,
+ * so the fixup count proves the audit path ran at every unload.
+ */
+static const struct debug_obj_descr plain_descr = { .name = "torture_plain" };
+
+static void *plain_free_loop(void *arg)
+{
+	long *n = arg;
+
+	while (!stop) {
+		char *p = malloc(64);
+
+		debug_object_init(p, &plain_descr);
+		debug_object_activate(p, &plain_descr);
+		free(p);	/* "free active", no fixup */
+		(*n)++;
+	}
+	return NULL;
+}
+
+struct dl_loop {
+	const char *module;
+	long n;
+	bool ok;
+};
+
+static void *dl_loop(void *arg)
+{
+	struct dl_loop *d = arg;
+
+	while (!stop) {
+		void *h = dlopen(d->module, RTLD_NOW | RTLD_LOCAL);
+
+		if (!h) {
+			d->ok = false;
+			break;
+		}
+		dlclose(h);
+		d->n++;
+	}
+	return NULL;
+}
+
+static unsigned long fixups(void)
+{
+	struct debug_objects_stats s;
+
+	debug_objects_get_stats(&s, sizeof(s));
+	return s.fixups;
+}
+
+static void audit_lock(const char *audit_module, const char *module)
+{
+	pthread_t t[2];
+	struct dl_loop other = { module, 0, true };
+	long frees = 0, loops;
+	unsigned long fixed = fixups(), before = warnings();
+	double end = now() + 10;
+
+	start_watchdog(60);
+	pthread_create(&t[0], NULL, plain_free_loop, &frees);
+	pthread_create(&t[1], NULL, dl_loop, &other);
+	for (loops = 0; loops < 200 && (loops < 20 || now() < end); loops++) {
+		void *h = dlopen(audit_module, RTLD_NOW | RTLD_LOCAL);
+
+		CHECK(h != NULL, "dlopen %s: %s", audit_module, dlerror());
+		if (!h)
+			break;
+		dlclose(h);
+	}
+	stop = 1;
+	pthread_join(t[0], NULL);
+	pthread_join(t[1], NULL);
+	CHECK(other.ok, "dlopen %s failed", module);
+	CHECK(fixups() - fixed == (unsigned long)loops,
+	      "%lu fixups for %ld unloads: la_objclose did not check each (run under odebug --audit)",
+	      fixups() - fixed, loops);
+	CHECK(warnings() - before >= (unsigned long)(loops + frees),
+	      "%lu reports for %ld unloads and %ld frees", warnings() - before, loops, frees);
+	printf("audit-lock: %ld unloads checked by la_objclose, %ld dlopen/dlclose beside them,"
+	       " %ld frees\n", loops, other.n, frees);
 }
 
 /* --- a signal handler that reports on a reporting thread ----------------- */
@@ -449,6 +542,8 @@ int main(int argc, char **argv)
 	quiet_stderr();
 	if (!strcmp(what, "loader-lock") && argc > 2)
 		loader_lock(argv[2]);
+	else if (!strcmp(what, "audit-lock") && argc > 3)
+		audit_lock(argv[2], argv[3]);
 	else if (!strcmp(what, "signal-lock"))
 		signal_lock();
 	else if (!strcmp(what, "signal-malloc"))
@@ -460,7 +555,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(what, "cost") && argc > 2)
 		cost(atol(argv[2]));
 	else {
-		printf("usage: torture-report loader-lock MODULE | signal-lock | signal-malloc |"
+		printf("usage: torture-report loader-lock MODULE |"
+		       " audit-lock AUDIT_MODULE MODULE | signal-lock | signal-malloc |"
 		       " signal-localtime | small-stack\n");
 		return 2;
 	}

@@ -5,12 +5,20 @@
  *   leak:  dlclose() unloads the module while its object is active
  *   clean: the module's destructor deactivates the object first
  *   twice: opened twice; the first dlclose() does not unload it
+ * Built with ODEBUG_DLCLOSE_BASE="GLIBC_2.2.5" (the baseline node), it
+ * calls dlclose at that version, as a program linked before glibc 2.34.
  */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "odebug.h"
+
+#ifdef ODEBUG_DLCLOSE_BASE
+int dlclose_base(void *handle);
+__asm__(".symver dlclose_base,dlclose@" ODEBUG_DLCLOSE_BASE);
+#define dlclose dlclose_base
+#endif
 
 /* Looked up: the LD_PRELOAD build of this host does not link libodebug. */
 static int state_of(void *obj)
