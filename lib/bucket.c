@@ -85,21 +85,61 @@ void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_trac
 	o->module = NULL;
 }
 
-/* fork(): the child must find no lock held by a thread it does not have. */
+/*
+ * Pages of the bucket array used so far, and the lock under which a page
+ * is first marked.  The fork handler holds that lock from before it locks
+ * the buckets until after the fork, so no thread can start using a bucket
+ * of an unmarked page in between: every bucket lock a thread may hold at
+ * the fork is one the handler took first.  Marks are never cleared.
+ */
+uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
+static odebug_spinlock_t first_use_lock;
+
+_Static_assert(((sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS) &
+		((1u << ODEBUG_BUCKET_PAGE_SHIFT) - 1)) == 0, "whole pages of buckets");
+
+/* Mark @page used (the caller's guard is set); @wait false: never spin. */
+bool odebug_bucket_first_use(size_t page, bool wait)
+{
+	if (wait)
+		odebug_spin_lock(&first_use_lock);
+	else if (!odebug_spin_trylock(&first_use_lock))
+		return false;
+	__atomic_or_fetch(&odebug_bucket_pages_used[page / 64], 1ull << (page % 64),
+			  __ATOMIC_RELAXED);
+	odebug_spin_unlock(&first_use_lock);
+	return true;
+}
+
+#define BUCKETS_PER_PAGE	(HASH_SIZE / ODEBUG_BUCKET_PAGES)
+
+/*
+ * fork(): the child must find no lock held by a thread it does not have.
+ * Only the buckets of used pages can be held; locking the others would
+ * write every page of the array, which the fork then copies twice.
+ */
 void odebug_table_lock_all(void)
 {
-	size_t i;
+	size_t p, i;
 
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_bucket_lock(&odebug_buckets[i]);
+	odebug_guard_enter();
+	odebug_spin_lock(&first_use_lock);
+	for (p = 0; p < ODEBUG_BUCKET_PAGES; p++)
+		if (odebug_bucket_page_used(p))
+			for (i = p * BUCKETS_PER_PAGE; i < (p + 1) * BUCKETS_PER_PAGE; i++)
+				odebug_bucket_lock(&odebug_buckets[i]);
 	odebug_pool_lock();
 }
 
 void odebug_table_unlock_all(void)
 {
-	size_t i;
+	size_t p, i;
 
 	odebug_pool_unlock();
-	for (i = 0; i < HASH_SIZE; i++)
-		odebug_bucket_unlock(&odebug_buckets[i]);
+	for (p = 0; p < ODEBUG_BUCKET_PAGES; p++)
+		if (odebug_bucket_page_used(p))
+			for (i = p * BUCKETS_PER_PAGE; i < (p + 1) * BUCKETS_PER_PAGE; i++)
+				odebug_bucket_unlock(&odebug_buckets[i]);
+	odebug_spin_unlock(&first_use_lock);
+	odebug_guard_exit();
 }

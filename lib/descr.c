@@ -16,7 +16,9 @@
  * debug_hint, or a free check that calls fixup_free, then crashes or prints
  * garbage.  So each descriptor is registered when its first tracker is
  * made (a per-thread one-entry cache keeps that to a compare on the hot
- * path): its name pointer and up to 47 bytes of the name are copied here.
+ * path; every dlclose bumps an epoch that empties the caches, since a
+ * module loaded later may put another descriptor at the same address):
+ * its name pointer and up to 47 bytes of the name are copied here.
  * Before a descriptor taken from a tracker is read or called, its struct
  * and name are read back with process_vm_readv(), which fails instead of
  * faulting on unmapped memory, and compared with the copy.  A descriptor
@@ -48,6 +50,8 @@ static bool full_said;
 __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
 __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
+__thread unsigned int odebug_descr_last_epoch __attribute__((tls_model("initial-exec")));
+unsigned int odebug_descr_epoch;	/* bumped by every dlclose (odebug_descr_forget) */
 
 static size_t slot_of(const struct debug_obj_descr *d)
 {
@@ -102,6 +106,7 @@ static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
  */
 int odebug_descr_note_slow(const struct debug_obj_descr *d)
 {
+	unsigned int epoch = __atomic_load_n(&odebug_descr_epoch, __ATOMIC_RELAXED);
 	struct odebug_descr_entry *e;
 	size_t i, s;
 
@@ -128,6 +133,7 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 			       (char *)NULL);
 out:
 	odebug_descr_last = d;
+	odebug_descr_last_epoch = epoch;
 	odebug_descr_last_slot = e ? (int)(e - entries) : -1;
 	return odebug_descr_last_slot;
 }

@@ -160,6 +160,14 @@ void odebug_group_suppressed(int g)
 /* A forked child: its own reports, its own groups. */
 void odebug_group_child(void)
 {
+	/*
+	 * Only if the parent grouped a report (total is counted before any
+	 * group is claimed): clearing the 80 KiB table when it is still all
+	 * zeros would touch every page of it in every forked child, about 20
+	 * page faults a fork, which a shell pays for each $(...).
+	 */
+	if (!odebug_load(&total))
+		return;
 	memset(groups, 0, sizeof(groups));
 	total = distinct = overflow = printed = suppressed = 0;
 	nshown = 0;

@@ -377,9 +377,35 @@ static inline struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
  * that calls free() or the API while this thread holds it passes through
  * instead of spinning forever on a lock its own thread holds.
  */
+/*
+ * Which 4 KiB pages of the bucket array have had a bucket locked: fork()
+ * locks and unlocks the buckets of those pages only, so the pages nobody
+ * used are not copied in the parent and the child (bucket.c).  A page is
+ * marked under a lock the fork handler holds across the fork.
+ */
+#define ODEBUG_BUCKET_PAGE_SHIFT	12
+#define ODEBUG_BUCKET_PAGES	((sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS) >> \
+				 ODEBUG_BUCKET_PAGE_SHIFT)
+extern uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
+bool odebug_bucket_first_use(size_t page, bool wait);
+
+static inline size_t odebug_bucket_page(const struct odebug_bucket *b)
+{
+	return (size_t)((const char *)b - (const char *)odebug_buckets) >> ODEBUG_BUCKET_PAGE_SHIFT;
+}
+
+static inline bool odebug_bucket_page_used(size_t page)
+{
+	return odebug_load(&odebug_bucket_pages_used[page / 64]) >> (page % 64) & 1;
+}
+
 static inline void odebug_bucket_lock(struct odebug_bucket *b)
 {
+	size_t page = odebug_bucket_page(b);
+
 	odebug_guard_enter();
+	if (unlikely(!odebug_bucket_page_used(page)))
+		odebug_bucket_first_use(page, true);
 	odebug_spin_lock(&b->lock);
 }
 
@@ -392,8 +418,11 @@ static inline void odebug_bucket_unlock(struct odebug_bucket *b)
 /* Never waits (debug_object_print from a debugger): false when held. */
 static inline bool odebug_bucket_trylock(struct odebug_bucket *b)
 {
+	size_t page = odebug_bucket_page(b);
+
 	odebug_guard_enter();
-	if (odebug_spin_trylock(&b->lock))
+	if ((odebug_bucket_page_used(page) || odebug_bucket_first_use(page, false)) &&
+	    odebug_spin_trylock(&b->lock))
 		return true;
 	odebug_guard_exit();
 	return false;
@@ -555,16 +584,27 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d);
 extern __thread const struct debug_obj_descr *odebug_descr_last
 	__attribute__((tls_model("initial-exec")));
 extern __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
+extern __thread unsigned int odebug_descr_last_epoch __attribute__((tls_model("initial-exec")));
+extern unsigned int odebug_descr_epoch;
 
 /*
- * The slot of @d, registered when a tracker is made: a compare, unless the
- * descriptor changed.  -1 when the registry is full: not tracked.
+ * The slot of @d, registered when a tracker is made: two compares, unless
+ * the descriptor changed or a module was unloaded since (another module's
+ * descriptor may now have @d's address).  -1 when the registry is full:
+ * not tracked.
  */
 static inline int odebug_descr_note(const struct debug_obj_descr *d)
 {
-	if (unlikely(odebug_descr_last != d))
+	if (unlikely(odebug_descr_last != d ||
+		     odebug_descr_last_epoch != __atomic_load_n(&odebug_descr_epoch, __ATOMIC_RELAXED)))
 		return odebug_descr_note_slow(d);
 	return odebug_descr_last_slot;
+}
+
+/* A module was unloaded: every thread's cached descriptor is checked again. */
+static inline void odebug_descr_forget(void)
+{
+	__atomic_add_fetch(&odebug_descr_epoch, 1, __ATOMIC_RELAXED);
 }
 void odebug_descr_resolve(struct odebug_snapshot *o);
 /* "group.c": reports grouped by cause, the summary at exit */

@@ -650,6 +650,9 @@ int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 /* A forked child: the parent's symboliser is not ours to use. */
 void odebug_symbolize_child(void)
 {
+	/* Written only if one ran: a write would copy the page in each child. */
+	if (llvm.fd < 0 && !llvm.pid)
+		return;
 	if (llvm.fd >= 0)
 		close(llvm.fd);
 	llvm.fd = -1;

@@ -53,15 +53,14 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-static int check_dlclose(int (*next)(void *), void *handle)
+static int checked_dlclose(int (*next)(void *), void *handle)
 {
 	struct odebug_unload u;
 	struct link_map *lm = NULL;
 	struct find f;
 	int ret;
 
-	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard ||
-	    !odebug_tracking_any() || !odebug_opt.check_free ||
+	if (!odebug_tracking_any() || !odebug_opt.check_free ||
 	    !*(void *volatile *)&handle)	/* declared nonnull, but callers err */
 		return next(handle);
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name || !lm->l_name[0])
@@ -79,6 +78,18 @@ static int check_dlclose(int (*next)(void *), void *handle)
 	dl_iterate_phdr(find_module, &f);
 	if (!f.found)
 		odebug_unload_after(&u);
+	return ret;
+}
+
+static int check_dlclose(int (*next)(void *), void *handle)
+{
+	int ret;
+
+	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard)
+		return next(handle);
+	ret = checked_dlclose(next, handle);
+	if (!ret)	/* the module may be gone, its addresses free for another's */
+		odebug_descr_forget();
 	return ret;
 }
 

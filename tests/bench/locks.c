@@ -10,6 +10,13 @@
  *                                 16 mutexes picked at random; LAYOUT
  *                                 "array" (one array) or "page" (one
  *                                 mutex per 4 KiB page): ns/pair per thread
+ *   bench-locks fork quiet|started [N]
+ *                                 N forks (default 200), each child exits at
+ *                                 once: page faults per fork in the parent
+ *                                 and in the child (read as its first act),
+ *                                 and ms per fork+wait; "started" locks a
+ *                                 mutex first (with ODEBUG=1 libodebug then
+ *                                 starts), "quiet" makes no pthread call
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -18,7 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now(void)
 {
@@ -44,6 +54,54 @@ static void *spread(void *arg)
 		pthread_mutex_unlock(locks[k]);
 	}
 	return NULL;
+}
+
+static long faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static int forks(bool started, long n)
+{
+	static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	long parent = 0, child = 0;
+	double t;
+
+	if (started) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	t = now();
+	for (long i = 0; i < n; i++) {
+		long before = faults(), c;
+		int fd[2];
+		pid_t pid;
+
+		if (pipe(fd))
+			return 1;
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			c = faults();
+			_exit(write(fd[1], &c, sizeof(c)) == sizeof(c) ? 0 : 1);
+		}
+		parent += faults() - before;
+		if (read(fd[0], &c, sizeof(c)) != sizeof(c))
+			return 1;
+		child += c;
+		waitpid(pid, NULL, 0);
+		close(fd[0]);
+		close(fd[1]);
+	}
+	t = now() - t;
+	printf("fork %s: %.1f parent + %.1f child page faults, %.3f ms per fork+wait\n",
+	       started ? "started" : "quiet", (double)parent / n, (double)child / n,
+	       t * 1e3 / n);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -91,6 +149,8 @@ int main(int argc, char **argv)
 		printf("spread %s %.2f ns\n", argv[2], t * 1e9 / per_thread);
 		return 0;
 	}
-	fprintf(stderr, "usage: bench-locks pair [N] | spread array|page [N]\n");
+	if (!strcmp(what, "fork") && argc > 2)
+		return forks(!strcmp(argv[2], "started"), argc > 3 ? atol(argv[3]) : 200);
+	fprintf(stderr, "usage: bench-locks pair [N] | spread array|page [N] | fork quiet|started [N]\n");
 	return 2;
 }

@@ -4,7 +4,10 @@
  * checked by check-stale-descr.sh.  argv[1] is the module, argv[2] what
  * happens after the dlclose: "exit" (report_active_at_exit does the rest),
  * "free" (the heap object is freed), "reuse" (the module's pages are
- * mapped again, full of other bytes, then the object is freed).
+ * mapped again, full of other bytes, then the object is freed), or
+ * "twin" (argv[3] is a module built from the same source with another type
+ * name: loaded where the first was, its descriptor has the first's address,
+ * and an object it arms must be reported under its own name).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -16,6 +19,33 @@
 #include <unistd.h>
 
 #include "odebug.h"
+
+/* The first module's heap object is disarmed and freed cleanly; then the twin's. */
+static int twin(void *mod, void *descr, const char *path)
+{
+	void (*arm)(void *);
+	void *obj = malloc(64), *obj2 = malloc(64);
+
+	*(void **)&arm = dlsym(mod, "stale_arm_heap");
+	if (!arm || !obj || !obj2)
+		return 2;
+	memset(obj, 0, 64);
+	memset(obj2, 0, 64);
+	arm(obj);
+	debug_object_deactivate(obj, descr);
+	debug_object_free(obj, descr);
+	dlclose(mod);
+	if (!(mod = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+		return 2;
+	if (dlsym(mod, "stale_descr") != descr)
+		return 3;	/* not loaded where the first was: nothing to test */
+	*(void **)&arm = dlsym(mod, "stale_arm_heap");
+	arm(obj2);
+	free(obj2);	/* active: reported as the twin's type */
+	free(obj);
+	printf("survived twin\n");
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -29,6 +59,8 @@ int main(int argc, char **argv)
 	descr = dlsym(mod, "stale_descr");
 	if (!arm || !descr)
 		return 2;
+	if (!strcmp(argv[2], "twin"))
+		return argc < 4 ? 2 : twin(mod, descr, argv[3]);
 	memset(heap_obj, 0, 64);
 	arm(heap_obj);
 	dlclose(mod);

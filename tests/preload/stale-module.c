@@ -21,9 +21,18 @@ static bool stale_fixup_free(void *addr, enum debug_obj_state state)
 	return false;
 }
 
+/*
+ * Built twice: as "stale_type", and as "stale_twin" (the "twin" case), a
+ * name of the same length, so both builds lay out alike and, loaded at the
+ * same base, have their descriptor and its name at the same addresses.
+ */
+#ifndef STALE_NAME
+#define STALE_NAME "stale_type"
+#endif
+
 /* Not const: in .data, which a reused mapping overwrites in the test. */
 struct debug_obj_descr stale_descr = {
-	.name = "stale_type",
+	.name = STALE_NAME,
 	.debug_hint = stale_hint,
 	.fixup_free = stale_fixup_free,
 };
@@ -36,6 +45,14 @@ void stale_arm(void *heap_obj)
 {
 	debug_object_init(module_obj, &stale_descr);
 	debug_object_activate(module_obj, &stale_descr);
+	debug_object_init(heap_obj, &stale_descr);
+	debug_object_activate(heap_obj, &stale_descr);
+}
+
+/* Arm only @heap_obj (the "twin" case leaves nothing in the module). */
+void stale_arm_heap(void *heap_obj);
+void stale_arm_heap(void *heap_obj)
+{
 	debug_object_init(heap_obj, &stale_descr);
 	debug_object_activate(heap_obj, &stale_descr);
 }

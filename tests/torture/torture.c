@@ -88,11 +88,19 @@ static void oom_threads(void)
 
 static volatile int stop;
 
+/* Never touched: only its addresses are annotated, to reach every bucket. */
+static char spread[4096 << 12];
+
 static void *busy(void *arg)
 {
-	(void)arg;
+	unsigned int seed = (unsigned int)(uintptr_t)&arg;
+
 	while (!stop) {
-		char *b = malloc(256);
+		char *b = malloc(256), *far = spread + ((size_t)rand_r(&seed) % 4096 << 12);
+
+		/* A bucket page first used while the main thread forks. */
+		debug_object_init(far, &descr);
+		debug_object_free(far, &descr);
 
 		debug_object_init(b, &descr);
 		debug_object_activate(b, &descr);
