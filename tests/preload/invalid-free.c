@@ -44,6 +44,13 @@ int main(int argc, char **argv)
 	int which = argc > 1 ? atoi(argv[1]) : -1;
 
 	memset(p, 0x41, 100);
+	/*
+	 * Case 10's "header" is big's bytes: left uninitialised they made
+	 * glibc abort as "munmap_chunk(): invalid pointer" or "free(): invalid
+	 * size", or fault, from run to run; zeroed, it is the same each time.
+	 */
+	if (big)
+		memset(big, 0, 1 << 20);
 	debug_object_init(tracked, &descr);
 	switch (which) {
 	case 0: release(p); break;			/* valid: the control */
