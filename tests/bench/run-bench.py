@@ -185,6 +185,9 @@ class Bench:
                     f = self.fields(self.measure(self.churn_cmd(threads, frees, pairs),
                                                  env)[0].stdout)
                     wall[name] = float(f['ns_per_iter'])
+                    if name == 'on' and f.get('live_at_start', '0') != '0':
+                        sys.exit('run-bench.py: bench-churn with ODEBUG=1 tracked '
+                                 f"{f['live_at_start']} object(s); the row says nothing tracked")
                     self.add(f'churn.t{threads}.{name}.ns_per_iter', wall[name])
                     if pairs:
                         self.add(f'churn.t{threads}.{name}.shared', float(f['shared']))
