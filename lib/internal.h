@@ -663,6 +663,7 @@ bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
+void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_backtrace_skip_through(const void *fn);
@@ -671,6 +672,9 @@ void odebug_backtrace_skip_through(const void *fn);
 void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
+void odebug_stack_learn(bool main);
+void odebug_stack_note_main(void);
+void odebug_thread_begin(bool main);	/* "thread.c" */
 void odebug_stack_watch_exit(void);
 extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
 void odebug_stack_mark(uintptr_t addr);
