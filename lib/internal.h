@@ -451,6 +451,14 @@ void odebug_table_unlock_all(void);
 /* table.c */
 bool odebug_table_init(void);
 void odebug_table_fini(void);
+void odebug_table_go_huge(void);
+/* Many trackers: the table and the pool get huge pages (pool.c). */
+#define ODEBUG_HUGE_AT		32768
+#ifndef MADV_COLLAPSE
+#define ODEBUG_MADV_COLLAPSE	25	/* Linux 6.1; EINVAL before */
+#else
+#define ODEBUG_MADV_COLLAPSE	MADV_COLLAPSE
+#endif
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
 /*
