@@ -148,7 +148,7 @@ void odebug_stack_learn(bool main)
  * as learned, else the main thread's from the start, else unknown (no
  * on-stack checks in this thread).  Never pthread_getattr_np() here: the
  * call may come from a signal handler that interrupted malloc (a thread
- * not started by pthread_create() after libodebug loaded, a C11 thread).
+ * libodebug did not see start: lib/thread.c).
  */
 void odebug_stack_prepare(void)
 {

@@ -8,10 +8,12 @@
  * glibc allocates on the thread's first access).  Inside a signal handler
  * that interrupted malloc, that is a deadlock on the arena lock.  So they
  * are set up where allocating is safe: in the thread that starts
- * libodebug, and in every thread pthread_create() starts while libodebug
- * is loaded, before its start routine runs (preload/pthread-create.c).
- * A thread set up neither way (a C11 thread, a thread older than
- * libodebug) unwinds the slow way, without libunwind's TLS, and knows no
+ * libodebug, and in every thread pthread_create() or thrd_create() (which
+ * glibc implements without calling pthread_create()) starts while
+ * libodebug is loaded, before its start routine runs
+ * (preload/pthread-create.c).
+ * A thread set up neither way (older than libodebug, or made with clone())
+ * unwinds the slow way, without libunwind's TLS, and knows no
  * stack bounds but the main thread's: no on-stack checks there.
  */
 #define _GNU_SOURCE

@@ -5,16 +5,19 @@
  * allocate, and its first report may come from a signal handler that
  * interrupted malloc).
  *
- * Two versions, as glibc's: pthread_create@@GLIBC_2.34 and the baseline
- * node programs linked before glibc 2.34 are bound to.  Disabled, each is
- * one branch and a jump to the real one.  Enabled, the start routine and
- * its argument travel in a small block the new thread frees; if it cannot
- * be allocated, the thread starts as it would have, unprepared.
+ * pthread_create at glibc's two versions (@@GLIBC_2.34 and the baseline
+ * node programs linked before glibc 2.34 are bound to), and C11's
+ * thrd_create (@@GLIBC_2.34, @GLIBC_2.28), which glibc implements with an
+ * internal call our pthread_create never sees.  Disabled, each is one
+ * branch and a jump to the real one.  Enabled, the start routine and its
+ * argument travel in a small block the new thread frees; if it cannot be
+ * allocated, the thread starts as it would have, unprepared.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <threads.h>
 
 #include "internal.h"
 #include "next.h"
@@ -23,6 +26,7 @@ typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), vo
 
 struct start {
 	void *(*routine)(void *);
+	int (*c11_routine)(void *);
 	void *arg;
 };
 
@@ -39,27 +43,42 @@ static void *prepared_start(void *p)
 	return ret;
 }
 
+static int prepared_c11_start(void *p)
+{
+	struct start s = *(struct start *)p;
+	int ret;
+
+	free(p);
+	odebug_thread_begin(false);
+	ret = s.c11_routine(s.arg);
+	__asm__ volatile("" ::: "memory");
+	return ret;
+}
+
+/* The block a new thread gets, or NULL to start it unprepared. */
+static struct start *start_block(void)
+{
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard)
+		return NULL;
+	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
+		odebug_thread_begin(false);	/* the creator, if started elsewhere */
+	return malloc(sizeof(struct start));
+}
+
 static int create(create_fn *next, pthread_t *thread, const pthread_attr_t *attr,
 		  void *(*routine)(void *), void *arg)
 {
-	struct start *s;
+	struct start *s = start_block();
+	int r;
 
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard)
-		return next(thread, attr, routine, arg);
-	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
-		odebug_thread_begin(false);	/* the creator, if started elsewhere */
-	s = malloc(sizeof(*s));
 	if (!s)
 		return next(thread, attr, routine, arg);
 	s->routine = routine;
 	s->arg = arg;
-	{
-		int r = next(thread, attr, prepared_start, s);
-
-		if (r)
-			free(s);
-		return r;
-	}
+	r = next(thread, attr, prepared_start, s);
+	if (r)
+		free(s);
+	return r;
 }
 
 static create_fn *resolve(const char *version)
@@ -103,3 +122,58 @@ int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
 	return create(next, thread, attr, routine, arg);
 }
 __asm__(".symver odebug_pthread_create_base,pthread_create@" ODEBUG_V_BASE);
+
+typedef int thrd_create_fn(thrd_t *, thrd_start_t, void *);
+
+static int c11_create(thrd_create_fn *next, thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	struct start *s = start_block();
+	int r;
+
+	if (!s)
+		return next(thread, routine, arg);
+	s->c11_routine = routine;
+	s->arg = arg;
+	r = next(thread, prepared_c11_start, s);
+	if (r != thrd_success)
+		free(s);
+	return r;
+}
+
+static thrd_create_fn *resolve_c11(const char *version)
+{
+	thrd_create_fn *fn;
+
+	*(void **)&fn = dlvsym(RTLD_NEXT, "thrd_create", version);
+	if (!fn)
+		*(void **)&fn = dlsym(RTLD_NEXT, "thrd_create");
+	return fn;
+}
+
+static thrd_create_fn *next_c11_234, *next_c11_228;
+
+int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
+int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	thrd_create_fn *next = __atomic_load_n(&next_c11_234, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve_c11("GLIBC_2.34");
+		__atomic_store_n(&next_c11_234, next, __ATOMIC_RELEASE);
+	}
+	return c11_create(next, thread, routine, arg);
+}
+__asm__(".symver odebug_thrd_create_234,thrd_create@@GLIBC_2.34");
+
+int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
+int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	thrd_create_fn *next = __atomic_load_n(&next_c11_228, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve_c11("GLIBC_2.28");
+		__atomic_store_n(&next_c11_228, next, __ATOMIC_RELEASE);
+	}
+	return c11_create(next, thread, routine, arg);
+}
+__asm__(".symver odebug_thrd_create_228,thrd_create@GLIBC_2.28");
