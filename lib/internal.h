@@ -683,6 +683,7 @@ void odebug_stack_prepare(void);
 void odebug_stack_learn(bool main);
 void odebug_stack_note_main(void);
 void odebug_thread_begin(bool main);	/* "thread.c" */
+extern bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
 extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
 void odebug_stack_mark(uintptr_t addr);

@@ -148,7 +148,9 @@ void odebug_stack_learn(bool main)
  * as learned, else the main thread's from the start, else unknown (no
  * on-stack checks in this thread).  Never pthread_getattr_np() here: the
  * call may come from a signal handler that interrupted malloc (a thread
- * libodebug did not see start: lib/thread.c).
+ * libodebug did not see start: lib/thread.c).  Unless libodebug was built
+ * without its interposers (-Dinterpose=false, for sanitizer builds), when
+ * no thread is seen starting: then here, as the first call's context allows.
  */
 void odebug_stack_prepare(void)
 {
@@ -156,6 +158,12 @@ void odebug_stack_prepare(void)
 		return;
 	stack_lo = 0;
 	stack_hi = stack_used_hi = 1;
+	if (!odebug_thread_hook) {
+		/* Built without the interposers: no thread is seen starting. */
+		odebug_thread_begin(false);
+		if (stack_hi > 1)
+			return;
+	}
 	if (__atomic_load_n(&main_known, __ATOMIC_ACQUIRE) &&
 	    pthread_equal(pthread_self(), main_thread)) {
 		stack_lo = main_lo;

@@ -20,6 +20,9 @@
 
 #include "internal.h"
 
+/* Set when preload/pthread-create.c is built in: threads are seen starting. */
+bool odebug_thread_hook;
+
 /*
  * In the new thread, before its start routine; in the thread that calls
  * pthread_create() (not from a signal handler: it is not async-signal

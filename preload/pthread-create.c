@@ -22,6 +22,12 @@
 #include "internal.h"
 #include "next.h"
 
+/* Before any thread of the program's: lib/stack.c relies on this hook. */
+__attribute__((constructor(101))) static void thread_hook_here(void)
+{
+	odebug_thread_hook = true;
+}
+
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 struct start {
