@@ -99,7 +99,9 @@ static void thread_stack_objects_get_a_notice(void **state)
  * A thread started where libodebug could not see it (glibc's own
  * pthread_create, as for threads older than libodebug): its stack is not
  * known, so nothing is said (lib/thread.c: learning it there could
- * allocate inside a signal handler that interrupted malloc).
+ * allocate inside a signal handler that interrupted malloc).  Built
+ * without interposers, libodebug sees no thread start and learns each
+ * thread's stack on its first call.
  */
 static void unseen_thread_knows_no_stack(void **state)
 {
@@ -116,7 +118,11 @@ static void unseen_thread_knows_no_stack(void **state)
 	assert_int_equal(create(&t, NULL, stack_object_in_thread, NULL), 0);
 	pthread_join(t, NULL);
 	out = capture_stop();
+#ifdef ODEBUG_TEST_INTERPOSE
 	assert_int_equal(count_lines_with(out, "NOT annotated"), 0);
+#else	/* no thread is seen starting: each learns its stack on its first call */
+	assert_int_equal(count_lines_with(out, "NOT annotated"), 1);
+#endif
 	free(out);
 	dlclose(libc);
 }
@@ -147,8 +153,12 @@ static void notices_stop_after_five(void **state)
 	for (i = 0; i < 8; i++)
 		debug_object_init(objs[i], &bare_descr);
 	out = capture_stop();
-	/* Earlier tests printed four notices: one of five remains. */
+	/* Earlier tests printed four notices (five without interposers). */
+#ifdef ODEBUG_TEST_INTERPOSE
 	assert_int_equal(count_lines_with(out, "but NOT annotated"), 1);
+#else
+	assert_int_equal(count_lines_with(out, "but NOT annotated"), 0);
+#endif
 	for (i = 0; i < 8; i++)
 		debug_object_free(objs[i], &bare_descr);
 	free(out);
