@@ -17,6 +17,12 @@
 
 #include "internal.h"
 
+/* Only for the names of the stepping calls priming uses (prime()). */
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#define UNW_NAME(f) UNW_NAME_(f)
+#define UNW_NAME_(f) #f
+
 #ifdef ODEBUG_HAVE_VALGRIND_H
 #include <valgrind/valgrind.h>
 static bool running_on_valgrind(void) { return RUNNING_ON_VALGRIND; }
@@ -45,6 +51,27 @@ static bool running_on_valgrind(void) { return false; }
 #endif
 
 static int (*unw_backtrace_fn)(void **buffer, int size);
+/* The stepping calls: priming, and threads whose libunwind TLS is not set up. */
+static int (*getcontext_fn)(unw_context_t *);
+static int (*init_local_fn)(unw_cursor_t *, unw_context_t *);
+static int (*step_fn)(unw_cursor_t *);
+static int (*get_reg_fn)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+
+/*
+ * unw_backtrace() keeps a per-thread trace cache behind a __thread
+ * pointer of libunwind's.  libunwind is dlopen'ed, so that variable lives
+ * in a TLS block glibc allocates with malloc() on the thread's first use,
+ * which inside a signal handler that interrupted malloc deadlocks on the
+ * arena lock.  unw_backtrace() is used only in threads whose block was
+ * allocated in a safe place (odebug_backtrace_thread_prepare()); the
+ * others step frame by frame, which touches no TLS (about 2 us a frame
+ * against 3 ns: reports only, and origins' first capture per call site).
+ */
+static size_t unw_tls_module;		/* libunwind's TLS module id; 0: none */
+static ODEBUG_TLS bool unw_tls_ready;
+
+typedef struct { unsigned long module, offset; } odebug_tls_index;
+extern void *__tls_get_addr(odebug_tls_index *ti);
 static uintptr_t self_lo, self_hi;	/* our executable segments */
 
 /*
@@ -98,27 +125,97 @@ static void find_dlclose(void)
 	__atomic_store_n(&dlclose_hi, dlclose_lo + sym->st_size, __ATOMIC_RELEASE);
 }
 
+/*
+ * Prime libunwind outside any release path: its one-time set-up (the
+ * address-space and DWARF caches, the signal mask it validates memory
+ * under) runs on the first unwind.  By stepping, not by unw_backtrace():
+ * that call also maps and fills a 256 KiB trace cache for the thread that
+ * makes it, 64 page faults at start that a process which never reports
+ * would pay for nothing.  A thread's trace cache is made on its first
+ * report (mmap and pthread_setspecific; no allocator, no loader).
+ */
+static void prime(void)
+{
+	unw_context_t uc;
+	unw_cursor_t cursor;
+	int i;
+
+	if (getcontext_fn(&uc) || init_local_fn(&cursor, &uc))
+		return;
+	for (i = 0; i < 4 && step_fn(&cursor) > 0; i++)
+		;
+}
+
+/*
+ * Allocate this thread's libunwind TLS block now, where malloc() is safe
+ * (thread.c says where), so that unw_backtrace() may be used from here on.
+ */
+void odebug_backtrace_thread_prepare(void)
+{
+	odebug_tls_index ti;
+
+	if (unw_tls_ready || !unw_tls_module)
+		return;
+	ti.module = unw_tls_module;
+	ti.offset = 0;
+	odebug_guard_enter();
+	__tls_get_addr(&ti);
+	odebug_guard_exit();
+	unw_tls_ready = true;
+}
+
 void odebug_backtrace_init(void)
 {
-	void *handle, *pcs[4];
+	void *handle;
 	struct find_text ft = { (uintptr_t)odebug_backtrace_init, &self_lo, &self_hi };
 
 	dl_iterate_phdr(find_text, &ft);
 	find_dlclose();
 	handle = ODEBUG_TSAN ? NULL : dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (handle)
-		*(void **)&unw_backtrace_fn = dlsym(handle, "unw_backtrace");
+	if (handle) {
+		*(void **)&getcontext_fn = dlsym(handle, UNW_NAME(unw_tdep_getcontext));
+		*(void **)&init_local_fn = dlsym(handle, UNW_NAME(unw_init_local));
+		*(void **)&step_fn = dlsym(handle, UNW_NAME(unw_step));
+		*(void **)&get_reg_fn = dlsym(handle, UNW_NAME(unw_get_reg));
+		/* Without the stepping calls, no safe fallback: glibc's backtrace(). */
+		if (getcontext_fn && init_local_fn && step_fn && get_reg_fn)
+			*(void **)&unw_backtrace_fn = dlsym(handle, "unw_backtrace");
+		if (dlinfo(handle, RTLD_DI_TLS_MODID, &unw_tls_module))
+			unw_tls_module = 0;
+	}
 	/*
-	 * Prime it here, outside any release path: the first call maps
-	 * libunwind's caches (and glibc's backtrace() dlopens libgcc_s).  Not
-	 * under valgrind: there libunwind's first step falls back to checking
-	 * addresses with write(2) from its uninitialised stack, which memcheck
-	 * reports in every process, tracking or not.  valgrind runs the
-	 * program on a simulated CPU anyway: a first backtrace that maps the
-	 * caches later changes nothing it could see.
+	 * Not under valgrind: there libunwind's first step falls back to
+	 * checking addresses with write(2) from its uninitialised stack, which
+	 * memcheck reports in every process, tracking or not.  valgrind runs
+	 * the program on a simulated CPU anyway: set-up done later changes
+	 * nothing it could see.  (glibc's backtrace(), the fallback, dlopens
+	 * libgcc_s on its first call: made here for the same reason.)
 	 */
-	if (!running_on_valgrind())
+	if (running_on_valgrind())
+		return;
+	if (unw_backtrace_fn) {
+		prime();
+	} else {
+		void *pcs[4];
+
 		odebug_backtrace(pcs, 4);
+	}
+}
+
+/* unw_backtrace()'s answer without its trace cache: step, record each caller. */
+static __attribute__((noinline)) int step_backtrace(void **pcs, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t cursor;
+	unw_word_t ip;
+	int n = 0;
+
+	if (getcontext_fn(&uc) || init_local_fn(&cursor, &uc))
+		return 0;
+	/* The first step leaves this frame: the first entry is our caller's. */
+	while (n < max && step_fn(&cursor) > 0 && get_reg_fn(&cursor, UNW_REG_IP, &ip) == 0)
+		pcs[n++] = (void *)(uintptr_t)ip;
+	return n;
 }
 
 /* Capture up to @max return addresses, innermost first. */
@@ -127,8 +224,10 @@ int odebug_backtrace(void **pcs, int max)
 	int n;
 
 	odebug_guard_enter();
-	if (unw_backtrace_fn)
+	if (unw_backtrace_fn && (unw_tls_ready || !unw_tls_module))
 		n = unw_backtrace_fn(pcs, max);
+	else if (unw_backtrace_fn)
+		n = step_backtrace(pcs, max);
 	else
 		n = backtrace(pcs, max);
 	odebug_guard_exit();

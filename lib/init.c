@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 #include "builtin.h"
 #include "internal.h"
@@ -145,6 +146,8 @@ static enum odebug_mode decide(void)
 	if (odebug_opt.help)
 		odebug_options_help();
 	odebug_guard_enter();
+	if (odebug_gettid() == getpid())
+		odebug_stack_note_main();
 	odebug_suppress_init();
 	odebug_report_init();
 	odebug_builtin_init();
@@ -177,6 +180,7 @@ static enum odebug_mode start(void)
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();
+	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
 	odebug_guard_exit();
 
 	if (odebug_opt.selftest) {

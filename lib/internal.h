@@ -451,6 +451,14 @@ void odebug_table_unlock_all(void);
 /* table.c */
 bool odebug_table_init(void);
 void odebug_table_fini(void);
+void odebug_table_go_huge(void);
+/* Many trackers: the table and the pool get huge pages (pool.c). */
+#define ODEBUG_HUGE_AT		32768
+#ifndef MADV_COLLAPSE
+#define ODEBUG_MADV_COLLAPSE	25	/* Linux 6.1; EINVAL before */
+#else
+#define ODEBUG_MADV_COLLAPSE	MADV_COLLAPSE
+#endif
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
 /*
@@ -663,6 +671,7 @@ bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len
 /* "backtrace.c": capturing and naming frames */
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
+void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_backtrace_skip_through(const void *fn);
@@ -671,6 +680,10 @@ void odebug_backtrace_skip_through(const void *fn);
 void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
+void odebug_stack_learn(bool main);
+void odebug_stack_note_main(void);
+void odebug_thread_begin(bool main);	/* "thread.c" */
+extern bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
 extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
 void odebug_stack_mark(uintptr_t addr);

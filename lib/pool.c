@@ -192,8 +192,6 @@ bool odebug_pool_init(void)
 	for (; want > odebug_opt.pool_size; want /= 2) {
 		odebug_pool_base = odebug_reserve(want * sizeof(*odebug_pool_base));
 		if (odebug_pool_base) {
-			/* Trackers are reached at random: fewer TLB misses. */
-			madvise(odebug_pool_base, want * sizeof(*odebug_pool_base), MADV_HUGEPAGE);
 			break;
 		}
 	}
@@ -235,6 +233,27 @@ void odebug_pool_fini(void)
 	odebug_pool_reserved = 0;
 }
 
+/*
+ * Trackers are reached at random: with many of them, huge pages spare TLB
+ * misses, for the pool and the table.  Once, at ODEBUG_HUGE_AT trackers
+ * carved, outside any lock (two system calls each; the collapse copies
+ * what is resident, a few milliseconds); before, a small program would pay
+ * a zeroed 2 MiB page for each region its first objects touch.  The pool
+ * beyond what is carved gets huge pages as it is touched.
+ */
+static void go_huge(void)
+{
+	static int done;
+	size_t bytes = limit * sizeof(*odebug_pool_base);
+
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	if (!madvise(odebug_pool_base, bytes, MADV_HUGEPAGE))
+		madvise(odebug_pool_base, odebug_load(&carved) * sizeof(*odebug_pool_base),
+			ODEBUG_MADV_COLLAPSE);
+	odebug_table_go_huge();
+}
+
 /* Carve @n more trackers (up to the reservation); the pool lock is held. */
 static void carve(unsigned long n)
 {
@@ -268,6 +287,8 @@ bool odebug_pool_fill(void)
 	}
 	ok = global_free() > 0;
 	odebug_pool_unlock();
+	if (unlikely(odebug_load(&carved) >= ODEBUG_HUGE_AT))
+		go_huge();
 	return ok;
 }
 

@@ -86,31 +86,90 @@ static uintptr_t stack_top(uintptr_t lo, uintptr_t hi)
 	return top > lo && top < hi ? top : hi;
 }
 
-/*
- * Look up this thread's stack bounds before any bucket lock is taken:
- * pthread_getattr_np() may allocate (and for the main thread reads
- * /proc/self/maps), so it runs under the guard and never under a lock.
- */
-void odebug_stack_prepare(void)
+/* The main thread, and its stack as learned from another thread. */
+static pthread_t main_thread;
+static bool main_known;
+static uintptr_t main_lo, main_hi;
+
+/* In the constructor (the main thread): remember which thread is main. */
+void odebug_stack_note_main(void)
+{
+	main_thread = pthread_self();
+}
+
+/* @thread's stack mapping by pthread_getattr_np(), which may allocate. */
+static bool stack_of(pthread_t thread, uintptr_t *lo, uintptr_t *hi)
 {
 	pthread_attr_t attr;
 	void *addr;
 	size_t size;
+	bool ok = false;
 
-	if (likely(stack_hi))
-		return;
-	stack_lo = 0;
-	stack_hi = stack_used_hi = 1;
 	odebug_guard_enter();
-	if (!pthread_getattr_np(pthread_self(), &attr)) {
+	if (!pthread_getattr_np(thread, &attr)) {
 		if (!pthread_attr_getstack(&attr, &addr, &size)) {
-			stack_lo = (uintptr_t)addr;
-			stack_hi = (uintptr_t)addr + size;
-			stack_used_hi = stack_top(stack_lo, stack_hi);
+			*lo = (uintptr_t)addr;
+			*hi = (uintptr_t)addr + size;
+			ok = true;
 		}
 		pthread_attr_destroy(&attr);
 	}
 	odebug_guard_exit();
+	return ok;
+}
+
+/*
+ * Learn this thread's stack bounds, and with @main the main thread's,
+ * where it is safe to allocate: at the start (which dlopens libunwind
+ * anyway) and in a thread's first instructions (our pthread_create()'s
+ * trampoline).  For the main thread pthread_getattr_np() reads
+ * /proc/self/maps with stdio: only at the start.
+ */
+void odebug_stack_learn(bool main)
+{
+	uintptr_t lo, hi;
+
+	if (main && !main_known && main_thread && stack_of(main_thread, &lo, &hi)) {
+		main_lo = lo;
+		main_hi = hi;
+		__atomic_store_n(&main_known, true, __ATOMIC_RELEASE);
+	}
+	if (stack_hi > 1)
+		return;
+	if (stack_of(pthread_self(), &lo, &hi)) {
+		stack_lo = lo;
+		stack_used_hi = stack_top(lo, hi);
+		stack_hi = hi;
+	}
+}
+
+/*
+ * Before any bucket lock is taken, on the API path: this thread's bounds
+ * as learned, else the main thread's from the start, else unknown (no
+ * on-stack checks in this thread).  Never pthread_getattr_np() here: the
+ * call may come from a signal handler that interrupted malloc (a thread
+ * libodebug did not see start: lib/thread.c).  Unless libodebug was built
+ * without its interposers (-Dinterpose=false, for sanitizer builds), when
+ * no thread is seen starting: then here, as the first call's context allows.
+ */
+void odebug_stack_prepare(void)
+{
+	if (likely(stack_hi))
+		return;
+	stack_lo = 0;
+	stack_hi = stack_used_hi = 1;
+	if (!odebug_thread_hook) {
+		/* Built without the interposers: no thread is seen starting. */
+		odebug_thread_begin(false);
+		if (stack_hi > 1)
+			return;
+	}
+	if (__atomic_load_n(&main_known, __ATOMIC_ACQUIRE) &&
+	    pthread_equal(pthread_self(), main_thread)) {
+		stack_lo = main_lo;
+		stack_used_hi = main_hi;
+		stack_hi = main_hi;
+	}
 }
 
 /* The top of this thread's stack, 0 or 1 until odebug_stack_prepare(). */

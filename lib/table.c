@@ -153,9 +153,21 @@ bool odebug_table_init(void)
 	heads = (uint32_t (*)[CHAINS])p;
 	occupied = (uint64_t (*)[CLASSES][MASK_WORDS])(p + HASH_SIZE * sizeof(*heads));
 	regions = (uint32_t *)(occupied + HASH_SIZE);
-	/* Random access over 12 MiB: huge pages spare TLB misses. */
-	madvise(p, TABLE_BYTES, MADV_HUGEPAGE);
 	return true;
+}
+
+/*
+ * Random access over 12 MiB: huge pages spare TLB misses once many objects
+ * are tracked (pool.c calls this once, at HUGE_AT trackers).  Not from the
+ * start: a program with a handful of objects would get a 2 MiB page, zeroed,
+ * for each part of the table its first objects touch (10-15 MB of RSS for
+ * 20 mutexes).  The pages touched by then are collapsed where the kernel
+ * can (MADV_COLLAPSE, Linux 6.1); elsewhere they stay small.
+ */
+void odebug_table_go_huge(void)
+{
+	if (heads && !madvise(heads, TABLE_BYTES, MADV_HUGEPAGE))
+		madvise(heads, TABLE_BYTES, ODEBUG_MADV_COLLAPSE);
 }
 
 /* A start that failed after the table was set up: nothing stays mapped. */

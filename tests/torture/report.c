@@ -17,11 +17,16 @@
  *				that is itself reporting (the report lock)
  *   torture-report signal-malloc	reports from a signal handler that
  *				interrupted malloc or free, in fresh processes
+ *   torture-report signal-malloc-thread	the same in a second thread, whose
+ *				first report it is (its lazily set-up state)
+ *   torture-report signal-malloc-unseen	the same in a thread started by
+ *				glibc's pthread_create, not libodebug's
  *   torture-report signal-localtime	JSON reports from a signal handler that
  *				interrupted localtime_r (the timezone lock)
  *   torture-report small-stack	whole reports on a 16 KiB sigaltstack, a
  *				64 KiB makecontext stack and a 32 KiB thread
- *				stack, each with a guard mapping below; prints
+ *				stack (started seen and unseen), each with a
+ *				guard mapping below; prints
  *				the deepest stack use seen
  *   torture-report cost N	(not a test) the time of the first report and
  *				the mean of N more, for BENCHMARKS.md
@@ -128,6 +133,24 @@ static void every(long usec)
 	struct itimerval it = { { 0, usec }, { 0, usec } };
 
 	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/*
+ * glibc's pthread_create(), not the one the program sees (libodebug's): a
+ * thread libodebug does not see start, as C11 threads and threads created
+ * before it loaded.
+ */
+static int unseen_pthread_create(pthread_t *t, const pthread_attr_t *attr,
+				 void *(*fn)(void *), void *arg)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) = NULL;
+
+	if (libc)
+		*(void **)&create = dlvsym(libc, "pthread_create", "GLIBC_2.34");
+	if (!create)
+		abort();
+	return create(t, attr, fn, arg);
 }
 
 /* --- the loader's lock -------------------------------------------------- */
@@ -298,9 +321,11 @@ static void signal_lock(void)
 
 /*
  * In a fresh process each time: the first report is the one that used to
- * load a library (and allocate) inside the interrupted allocator.
+ * load a library (and allocate) inside the interrupted allocator.  Blocks
+ * of @min bytes and more: with @min above 24, no free() fills the tcache
+ * bin a 16-byte malloc() would take from without the arena's lock.
  */
-static void malloc_child(void)
+static int malloc_loop(size_t min)
 {
 	void *keep[64] = { 0 };
 	double end = now() + 1;
@@ -312,14 +337,52 @@ static void malloc_child(void)
 		size_t k = i % 64;
 
 		free(keep[k]);
-		keep[k] = malloc(16 + (i * 7919) % 4000);
+		keep[k] = malloc(min + (i * 7919) % 4000);
 		memset(keep[k], 1, 16);
 	}
 	every(0);
-	_exit(sig_reports >= 5 ? 0 : 3);
+	return sig_reports >= 5 ? 0 : 3;
 }
 
-static void signal_malloc(void)
+static void malloc_child(void)
+{
+	_exit(malloc_loop(16));
+}
+
+static void *malloc_thread(void *arg)
+{
+	sigset_t alrm;
+
+	(void)arg;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	return (void *)(intptr_t)malloc_loop(64);
+}
+
+/*
+ * The same in a thread other than the one that started libodebug: its
+ * first report is its first unwind, whose per-thread state in libunwind
+ * (a dlopen'ed library's TLS: glibc allocates it with malloc() on first
+ * use) must not be set up inside the interrupted allocator.
+ */
+static void malloc_thread_child(bool unseen)
+{
+	sigset_t alrm;
+	pthread_t t;
+	void *rc = (void *)(intptr_t)4;
+
+	free_active();		/* started here, in the main thread */
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+	if ((unseen ? unseen_pthread_create : pthread_create)(&t, NULL, malloc_thread, NULL) == 0)
+		pthread_join(t, &rc);
+	_exit((int)(intptr_t)rc);
+}
+
+/* @in_thread: 0 the main thread, 1 a thread, 2 a thread started unseen. */
+static void signal_malloc(int in_thread)
 {
 	int i, ok = 0, status;
 
@@ -327,15 +390,19 @@ static void signal_malloc(void)
 	for (i = 0; i < 20; i++) {
 		pid_t pid = fork();
 
-		if (pid == 0)
+		if (pid == 0) {
+			if (in_thread)
+				malloc_thread_child(in_thread == 2);
 			malloc_child();
+		}
 		wait_bounded(pid, &status, 20);
 		ok += WIFEXITED(status) && WEXITSTATUS(status) == 0;
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			printf("child %d: status %#x\n", i, status);
 	}
 	CHECK(ok == 20, "%d of 20 processes survived", ok);
-	printf("signal-malloc: %d processes, 5 reports each from a handler interrupting malloc\n", ok);
+	printf("signal-malloc%s: %d processes, 5 reports each from a handler interrupting malloc\n",
+	       in_thread == 2 ? "-unseen" : in_thread ? "-thread" : "", ok);
 }
 
 /* --- a signal handler that interrupted localtime_r ----------------------- */
@@ -461,7 +528,10 @@ static size_t small_stack_child(int which)
 
 		pthread_attr_init(&attr);
 		pthread_attr_setstack(&attr, s.lo, s.size);
-		pthread_create(&t, &attr, thread_main, NULL);
+		if (which == 2)
+			pthread_create(&t, &attr, thread_main, NULL);
+		else	/* it unwinds step by step (lib/thread.c) */
+			unseen_pthread_create(&t, &attr, thread_main, NULL);
 		pthread_join(t, NULL);
 	}
 	used = stack_used(&s);
@@ -477,11 +547,12 @@ static void small_stack(void)
 {
 	static const char *const names[] = {
 		"16 KiB sigaltstack", "64 KiB makecontext stack", "32 KiB thread stack",
+		"32 KiB thread stack, started unseen",
 	};
 	int which;
 
 	start_watchdog(120);
-	for (which = 0; which < 3; which++) {
+	for (which = 0; which < 4; which++) {
 		size_t res[2] = { 0, 0 };	/* runs that reported; deepest use */
 		int fd[2], status;
 		pid_t pid;
@@ -547,7 +618,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(what, "signal-lock"))
 		signal_lock();
 	else if (!strcmp(what, "signal-malloc"))
-		signal_malloc();
+		signal_malloc(0);
+	else if (!strcmp(what, "signal-malloc-thread"))
+		signal_malloc(1);
+	else if (!strcmp(what, "signal-malloc-unseen"))
+		signal_malloc(2);
 	else if (!strcmp(what, "signal-localtime"))
 		signal_localtime();
 	else if (!strcmp(what, "small-stack"))
@@ -557,6 +632,7 @@ int main(int argc, char **argv)
 	else {
 		printf("usage: torture-report loader-lock MODULE |"
 		       " audit-lock AUDIT_MODULE MODULE | signal-lock | signal-malloc |"
+		       " signal-malloc-thread | signal-malloc-unseen |"
 		       " signal-localtime | small-stack\n");
 		return 2;
 	}

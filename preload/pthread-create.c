@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pthread-create.c - a new thread is set up for reporting before its start
+ * routine runs (lib/thread.c says why: what a thread sets up lazily may
+ * allocate, and its first report may come from a signal handler that
+ * interrupted malloc).
+ *
+ * pthread_create at glibc's two versions (@@GLIBC_2.34 and the baseline
+ * node programs linked before glibc 2.34 are bound to), and C11's
+ * thrd_create (@@GLIBC_2.34, @GLIBC_2.28), which glibc implements with an
+ * internal call our pthread_create never sees.  Disabled, each is one
+ * branch and a jump to the real one.  Enabled, the start routine and its
+ * argument travel in a small block the new thread frees; if it cannot be
+ * allocated, the thread starts as it would have, unprepared.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <threads.h>
+
+#include "internal.h"
+#include "next.h"
+
+/* Before any thread of the program's: lib/stack.c relies on this hook. */
+__attribute__((constructor(101))) static void thread_hook_here(void)
+{
+	odebug_thread_hook = true;
+}
+
+typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+struct start {
+	void *(*routine)(void *);
+	int (*c11_routine)(void *);
+	void *arg;
+};
+
+static void *prepared_start(void *p)
+{
+	struct start s = *(struct start *)p;
+	void *ret;
+
+	free(p);
+	odebug_thread_begin(false);
+	ret = s.routine(s.arg);
+	/* Not a tail call: the routine's frames keep a caller to unwind to. */
+	__asm__ volatile("" ::: "memory");
+	return ret;
+}
+
+static int prepared_c11_start(void *p)
+{
+	struct start s = *(struct start *)p;
+	int ret;
+
+	free(p);
+	odebug_thread_begin(false);
+	ret = s.c11_routine(s.arg);
+	__asm__ volatile("" ::: "memory");
+	return ret;
+}
+
+/* The block a new thread gets, or NULL to start it unprepared. */
+static struct start *start_block(void)
+{
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard)
+		return NULL;
+	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
+		odebug_thread_begin(false);	/* the creator, if started elsewhere */
+	return malloc(sizeof(struct start));
+}
+
+static int create(create_fn *next, pthread_t *thread, const pthread_attr_t *attr,
+		  void *(*routine)(void *), void *arg)
+{
+	struct start *s = start_block();
+	int r;
+
+	if (!s)
+		return next(thread, attr, routine, arg);
+	s->routine = routine;
+	s->arg = arg;
+	r = next(thread, attr, prepared_start, s);
+	if (r)
+		free(s);
+	return r;
+}
+
+static create_fn *resolve(const char *version)
+{
+	create_fn *fn;
+
+	*(void **)&fn = dlvsym(RTLD_NEXT, "pthread_create", version);
+	if (!fn)
+		*(void **)&fn = dlsym(RTLD_NEXT, "pthread_create");
+	return fn;
+}
+
+static create_fn *next_234, *next_base;
+
+int odebug_pthread_create_234(pthread_t *thread, const pthread_attr_t *attr,
+			      void *(*routine)(void *), void *arg) ODEBUG_EXPORT;
+int odebug_pthread_create_234(pthread_t *thread, const pthread_attr_t *attr,
+			      void *(*routine)(void *), void *arg)
+{
+	create_fn *next = __atomic_load_n(&next_234, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve("GLIBC_2.34");
+		__atomic_store_n(&next_234, next, __ATOMIC_RELEASE);
+	}
+	return create(next, thread, attr, routine, arg);
+}
+__asm__(".symver odebug_pthread_create_234,pthread_create@@GLIBC_2.34");
+
+int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
+			       void *(*routine)(void *), void *arg) ODEBUG_EXPORT;
+int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
+			       void *(*routine)(void *), void *arg)
+{
+	create_fn *next = __atomic_load_n(&next_base, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve(ODEBUG_V_BASE);
+		__atomic_store_n(&next_base, next, __ATOMIC_RELEASE);
+	}
+	return create(next, thread, attr, routine, arg);
+}
+__asm__(".symver odebug_pthread_create_base,pthread_create@" ODEBUG_V_BASE);
+
+typedef int thrd_create_fn(thrd_t *, thrd_start_t, void *);
+
+static int c11_create(thrd_create_fn *next, thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	struct start *s = start_block();
+	int r;
+
+	if (!s)
+		return next(thread, routine, arg);
+	s->c11_routine = routine;
+	s->arg = arg;
+	r = next(thread, prepared_c11_start, s);
+	if (r != thrd_success)
+		free(s);
+	return r;
+}
+
+static thrd_create_fn *resolve_c11(const char *version)
+{
+	thrd_create_fn *fn;
+
+	*(void **)&fn = dlvsym(RTLD_NEXT, "thrd_create", version);
+	if (!fn)
+		*(void **)&fn = dlsym(RTLD_NEXT, "thrd_create");
+	return fn;
+}
+
+static thrd_create_fn *next_c11_234, *next_c11_228;
+
+int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
+int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	thrd_create_fn *next = __atomic_load_n(&next_c11_234, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve_c11("GLIBC_2.34");
+		__atomic_store_n(&next_c11_234, next, __ATOMIC_RELEASE);
+	}
+	return c11_create(next, thread, routine, arg);
+}
+__asm__(".symver odebug_thrd_create_234,thrd_create@@GLIBC_2.34");
+
+int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
+int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	thrd_create_fn *next = __atomic_load_n(&next_c11_228, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!next)) {
+		next = resolve_c11("GLIBC_2.28");
+		__atomic_store_n(&next_c11_228, next, __ATOMIC_RELEASE);
+	}
+	return c11_create(next, thread, routine, arg);
+}
+__asm__(".symver odebug_thrd_create_228,thrd_create@GLIBC_2.28");
