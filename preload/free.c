@@ -151,7 +151,7 @@ __attribute__((noinline)) static void check_block(void *p, uintptr_t sp)
  * off, so they are tested after a "maybe", never before a "no".  The
  * returned-frames check comes first: it is about the caller's stack.
  */
-__attribute__((noinline)) static void free_tracking(void *p)
+static inline __attribute__((always_inline)) void free_tracking(void *p)
 {
 	uintptr_t sp = odebug_caller_sp(), m = (uintptr_t)p;
 	size_t size;
