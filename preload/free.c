@@ -90,10 +90,32 @@ static size_t block_size(void *p)
 }
 
 /*
+ * Under valgrind, has the tool replaced the allocator (memcheck, helgrind,
+ * massif...)?  Its blocks have no glibc header, and it would report the
+ * read; its malloc_usable_size() is the size asked for, where glibc's
+ * smallest chunk gives 24 bytes.  Tools that leave glibc's allocator alone
+ * (callgrind, cachegrind) then count the path a run outside valgrind takes.
+ */
+static bool allocator_replaced(void *(*libc_malloc)(size_t))
+{
+	void *p;
+	size_t n;
+
+	if (!RUNNING_ON_VALGRIND)
+		return false;
+	p = libc_malloc(1);
+	if (!p)
+		return true;
+	n = odebug_next_usable_size(p);
+	odebug_next_free(p);
+	return n < MINSIZE - SIZE_SZ;
+}
+
+/*
  * At start, with the next allocator resolved: is it glibc's, and does our
  * reading of its chunks agree with malloc_usable_size() on blocks of every
- * kind (small, large, mmapped)?  Not under valgrind, whose allocator has no
- * such header (and would report the read).
+ * kind (small, large, mmapped)?  Not under a valgrind tool that replaced
+ * the allocator (allocator_replaced()).
  */
 void odebug_free_probe(void)
 {
@@ -103,7 +125,7 @@ void odebug_free_probe(void)
 	bool same = false;
 	size_t i;
 
-	if (libc && !RUNNING_ON_VALGRIND && odebug_next_usable_size) {
+	if (libc && odebug_next_usable_size) {
 		*(void **)&libc_malloc = dlsym(libc, "malloc");
 		/* Blocks made by the program's malloc, freed by our next free(). */
 		same = libc_malloc && *(void **)&libc_malloc == dlsym(RTLD_DEFAULT, "malloc") &&
@@ -112,6 +134,8 @@ void odebug_free_probe(void)
 	}
 	if (libc)
 		dlclose(libc);
+	if (same && allocator_replaced(libc_malloc))
+		same = false;
 	for (i = 0; same && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		void *p = libc_malloc(sizes[i]);
 
