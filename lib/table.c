@@ -480,6 +480,30 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 }
 
 /*
+ * Are the map's bytes @c0 to @c1 all clear?  A load per eight chunks; a
+ * byte at a time in the map's last eight bytes, or when big-endian.
+ */
+static bool map_zero(const uint8_t *m, size_t c0, size_t c1)
+{
+	uint64_t any = 0;
+	size_t c = c0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (c1 + 8 <= MAP_BYTES) {
+		for (; c + 8 <= c1 + 1; c += 8)
+			any |= map_load8(&m[c]);
+		/* The last bytes' word, shifted so that the bytes after @c1 drop out. */
+		if (c <= c1)
+			any |= map_load8(&m[c]) << 8 * (7 - (c1 - c));
+		return !any;
+	}
+#endif
+	for (; c <= c1; c++)
+		any |= __atomic_load_n(&m[c], __ATOMIC_RELAXED);
+	return !any;
+}
+
+/*
  * odebug_range_may_hold() of a range over more than one chunk: a chunk the
  * map marks is asked of its mask; eight unmarked ones are passed over with
  * one load.
@@ -494,6 +518,8 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 		return true;		/* the slow path visits every bucket once */
 	if (c1 >= map_chunks)
 		m = NULL;		/* every chunk counts as marked */
+	else if (!__atomic_load_n(&m[c], __ATOMIC_RELAXED) && map_zero(m, c, c1))
+		return false;		/* a large block far from every tracker */
 	if ((!m || __atomic_load_n(&m[c], __ATOMIC_RELAXED)) &&
 	    chunk_may_hold(chunk, cell_of(start), LAST_CELL))
 		return true;
