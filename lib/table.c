@@ -483,7 +483,7 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
  * Are the map's bytes @c0 to @c1 all clear?  A load per eight chunks; a
  * byte at a time in the map's last eight bytes, or when big-endian.
  */
-static bool map_zero(const uint8_t *m, size_t c0, size_t c1)
+static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
 {
 	uint64_t any = 0;
 	size_t c = c0;
@@ -553,8 +553,9 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 			return false;
 		return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 	}
-	if (c1 - c0 == 1 && c1 < map_chunks &&
-	    !(__atomic_load_n(&m[c0], __ATOMIC_RELAXED) | __atomic_load_n(&m[c1], __ATOMIC_RELAXED)))
+	/* A larger block far from every tracker: its bytes, eight a load. */
+	if (c1 - c0 < 64 && c1 < map_chunks && !__atomic_load_n(&m[c0], __ATOMIC_RELAXED) &&
+	    map_zero(m, c0, c1))
 		return false;
 	if (c0 != c1)
 		return range_may_hold_long(start, end);
