@@ -461,6 +461,14 @@ void odebug_table_go_huge(void);
 #endif
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+
+/*
+ * table.c's chunk map: a byte per 4 KiB chunk below ODEBUG_MAP_LIMIT,
+ * nonzero while a tracker of the chunk may exist (RELIABILITY.md); NULL
+ * when unmapped and in table-kernel.c.
+ */
+extern uint8_t *odebug_chunk_map;
+#define ODEBUG_MAP_LIMIT	((uintptr_t)1 << 47)
 /*
  * Without any lock: the tracker whose word holds @addr, that word in *@w;
  * NULL when none is found within a few steps.  Only a compare-and-swap

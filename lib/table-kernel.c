@@ -17,6 +17,9 @@
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 #define ONE_CHAIN	1ull		/* the chain set of a bucket */
 
+/* No chunk map here: odebug_map_clear() always defers to the buckets. */
+uint8_t *odebug_chunk_map;
+
 /* Per bucket: the chain's head (a pool index). */
 static uint32_t *heads;
 

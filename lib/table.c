@@ -18,10 +18,13 @@
  * free check passes over a block whose cells hold no tracker, even when
  * its chunk holds many, without taking the lock.  Multiplicative hashing
  * gives consecutive chunks distinct (bucket, class) pairs, so up to 2 GiB
- * of contiguous heap has no two chunks sharing a mask.  A counter per
- * 64 KiB region (hashed, atomic: regions span buckets) lets the check of a
- * large block pass over sixteen chunks at a time.  Chains link trackers by
- * 32-bit pool index.
+ * of contiguous heap has no two chunks sharing a mask.  In front of the
+ * masks, the chunk map: one byte per 4 KiB chunk of the address space,
+ * indexed by address (no hash), bit e set while a tracker of that chunk may
+ * start in its 512-byte eighth e.  The free check of a block far from every
+ * tracker reads one byte; a large block's chunks are passed over eight at
+ * a time.  A chunk's byte is written only under its bucket's lock, with a
+ * plain store.  Chains link trackers by 32-bit pool index.
  *
  * Built with -Dkernel_table=true, Meson compiles table-kernel.c instead:
  * the kernel's one chain per bucket and no occupancy words, the baseline
@@ -41,14 +44,14 @@
  * A tracker's chain is (slot + rotation) mod CHAINS; its occupancy bit is
  * bit (cell mod 64) of word (cell / 64) of mask [bucket][class].
  *
- * Invariants, all changed only under the bucket lock (the region counters
- * atomically, since regions span buckets):
+ * Invariants, all changed only under the bucket lock:
  * - a tracker is on exactly one chain, the one of its address;
  * - a mask bit is set exactly when a tracker of a chunk of that bucket and
  *   class starts in that cell;
  * - a bucket's count is the number of trackers on its chains;
- * - a region counter equals the number of trackers in the 64 KiB regions
- *   hashed to it.
+ * - a chunk map bit is set whenever a tracker of that chunk starts in that
+ *   eighth (it may stay set after: see vacate()); the chunk's byte is
+ *   written under the chunk's bucket lock only.
  * The lockless readers (odebug_range_may_hold, odebug_table_visit) rely on
  * the last three; tests/test-table.c checks them against brute force.
  *
@@ -85,6 +88,15 @@
 
 #include "internal.h"
 
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#endif
+#endif
+#ifndef VALGRIND_MAKE_MEM_NOACCESS
+#define VALGRIND_MAKE_MEM_NOACCESS(a, n)	0
+#endif
+
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 
 /* One chain per 64-byte slot of a chunk. */
@@ -106,11 +118,17 @@
 #define CLASSES		(1u << CLASS_BITS)
 #define CLASS_ROTS	(1u << (ROT_BITS - CLASS_BITS))	/* rotations per class */
 
-/* The region counters: 64 KiB regions, hashed onto 65536 counters. */
-#define REGION_SHIFT	16
-#define REGION_MASK	(((uintptr_t)1 << REGION_SHIFT) - 1)
-#define REGION_BITS	16
-#define REGION_COUNTERS	((size_t)1 << REGION_BITS)
+/*
+ * The chunk map: a byte per chunk below MAP_LIMIT (the 47-bit user address
+ * space of x86-64 and of arm64's default 48-bit layout below it), a bit per
+ * 512-byte eighth.  32 GiB of address space, reserved, never dumped; a page
+ * of it (16 MiB of address space) is touched only when a tracker lives
+ * there, and reading an untouched page reads the zero page.  Above
+ * MAP_LIMIT every chunk counts as marked.
+ */
+#define MAP_LIMIT	ODEBUG_MAP_LIMIT
+#define MAP_BYTES	((size_t)(MAP_LIMIT >> ODEBUG_CHUNK_SHIFT))
+#define EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
 
 _Static_assert(CHAINS == 64 && ROT_BITS == 6, "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
@@ -118,7 +136,8 @@ _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slo
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
 _Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
 _Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
-_Static_assert(REGION_SHIFT > ODEBUG_CHUNK_SHIFT, "a region is whole chunks");
+_Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
+	       "an eighth is 16 cells: a quarter of a mask word");
 
 /*
  * Per bucket: the chain heads (pool indices), four cache lines; named
@@ -129,10 +148,13 @@ uint32_t (*odebug_heads)[CHAINS];
 #define heads odebug_heads
 /* Per bucket and class: the occupied cells, 128 bits. */
 static uint64_t (*occupied)[CLASSES][MASK_WORDS];
-/* Trackers per region hash. */
-static uint32_t *regions;
-#define TABLE_BYTES	(HASH_SIZE * (sizeof(*heads) + sizeof(*occupied)) + \
-			 REGION_COUNTERS * sizeof(*regions))
+/* Per chunk below MAP_LIMIT: the eighths that may hold a tracker; NULL if unmapped. */
+uint8_t *odebug_chunk_map;
+#define chunk_map odebug_chunk_map
+/* The chunks the map covers: MAP_BYTES, 0 without a map (one compare for both). */
+static size_t map_chunks;
+#define TABLE_BYTES	(HASH_SIZE * (sizeof(*heads) + sizeof(*occupied)))
+typedef uint64_t __attribute__((may_alias)) map_word;
 
 bool odebug_table_init(void)
 {
@@ -152,7 +174,26 @@ bool odebug_table_init(void)
 	}
 	heads = (uint32_t (*)[CHAINS])p;
 	occupied = (uint64_t (*)[CLASSES][MASK_WORDS])(p + HASH_SIZE * sizeof(*heads));
-	regions = (uint32_t *)(occupied + HASH_SIZE);
+	/*
+	 * Without the map (a limit on address space, or strict overcommit),
+	 * every chunk counts as marked: the masks alone answer, as before.
+	 * Small pages: a huge one would commit 2 MiB per tracked region.
+	 */
+	chunk_map = odebug_reserve(MAP_BYTES);
+	/*
+	 * memcheck's leak check at exit reads every defined word of the
+	 * client's memory: 32 GiB of zero pages, minutes.  It is the one
+	 * tool that answers this request (-1); there the masks alone answer.
+	 */
+	if (chunk_map && VALGRIND_MAKE_MEM_NOACCESS(chunk_map, MAP_BYTES)) {
+		odebug_unmap(chunk_map, MAP_BYTES);
+		chunk_map = NULL;
+	}
+	if (chunk_map) {
+		map_chunks = MAP_BYTES;
+		madvise(chunk_map, MAP_BYTES, MADV_NOHUGEPAGE);
+		madvise(chunk_map, MAP_BYTES, MADV_DONTDUMP);
+	}
 	return true;
 }
 
@@ -177,7 +218,10 @@ void odebug_table_fini(void)
 		odebug_unmap(heads, TABLE_BYTES);
 	heads = NULL;
 	occupied = NULL;
-	regions = NULL;
+	if (chunk_map)
+		odebug_unmap(chunk_map, MAP_BYTES);
+	chunk_map = NULL;
+	map_chunks = 0;
 	odebug_buckets_fini();
 }
 
@@ -284,9 +328,23 @@ static inline uint64_t cells_in(uint64_t hash, unsigned int first, unsigned int 
 
 static inline bool chunk_may_hold(uintptr_t chunk, unsigned int first, unsigned int last)
 {
-	uint64_t hi, lo = cells_in(odebug_chunk_hash(chunk), first, last, &hi);
+	uint64_t hash = odebug_chunk_hash(chunk);
+	const uint64_t *w = occupied[bucket_index(hash)][class_of_hash(hash)];
 
-	return lo | hi;
+	if ((first ^ last) < 64)	/* one word: most blocks up to 2 KiB */
+		return __atomic_load_n(&w[first / 64], __ATOMIC_RELAXED) &
+		       ~0ull << (first & 63) & ~0ull >> (63 - (last & 63));
+	return (__atomic_load_n(&w[0], __ATOMIC_RELAXED) & ~0ull << first) |
+	       (__atomic_load_n(&w[1], __ATOMIC_RELAXED) & ~0ull >> (LAST_CELL - last));
+}
+
+/* Does any tracker of @chunk's class start anywhere in it? */
+static inline bool chunk_any(uintptr_t chunk)
+{
+	uint64_t hash = odebug_chunk_hash(chunk);
+	const uint64_t *w = occupied[bucket_index(hash)][class_of_hash(hash)];
+
+	return __atomic_load_n(&w[0], __ATOMIC_RELAXED) | __atomic_load_n(&w[1], __ATOMIC_RELAXED);
 }
 
 /*
@@ -306,20 +364,37 @@ static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
 	return rot ? slots << rot | slots >> (64 - rot) : slots;
 }
 
-/*
- * The trackers of the 64 KiB regions that hash to @addr's region counter.
- * Regions span buckets, so the counters change atomically; they let the
- * check of a large block pass over 16 chunks with one load.
- */
-static uint32_t *region_of(uintptr_t addr)
+/* The 512-byte eighth of @addr in its chunk: its bit in the chunk map. */
+static unsigned int eighth_of(uintptr_t addr)
 {
-	return &regions[(uint64_t)(addr >> REGION_SHIFT) * 0x61C8864680B583EBull >>
-			(64 - REGION_BITS)];
+	return (unsigned int)(addr >> EIGHTH_SHIFT) & 7;
 }
 
-static bool region_empty(uintptr_t addr)
+/* Eight bytes of the map from @p (eight chunks). */
+static inline uint64_t map_load8(const uint8_t *p)
 {
-	return __atomic_load_n(region_of(addr), __ATOMIC_RELAXED) == 0;
+	uint64_t w;
+
+	/*
+	 * One load; bytes a concurrent insert or removal stores are read
+	 * whole, old or new: no lock, as the masks (a tracker inserted
+	 * meanwhile is a race in the program itself).
+	 */
+	__builtin_memcpy(&w, p, sizeof(w));
+	return w;
+}
+
+/* @addr's chunk holds a tracker in @addr's eighth: mark it.  Under the lock. */
+static void map_mark(uintptr_t addr)
+{
+	uint8_t *m = chunk_map, bit = (uint8_t)(1u << eighth_of(addr)), v;
+
+	if (!m || addr >= MAP_LIMIT)
+		return;
+	m += addr >> ODEBUG_CHUNK_SHIFT;
+	v = __atomic_load_n(m, __ATOMIC_RELAXED);
+	if (!(v & bit))		/* a page of the map is written only when needed */
+		__atomic_store_n(m, (uint8_t)(v | bit), __ATOMIC_RELAXED);
 }
 
 static void occupy(struct odebug_bucket *b, uintptr_t addr)
@@ -327,30 +402,39 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
 	uint64_t *w = word_of(b, addr);
 
 	__atomic_store_n(w, *w | 1ull << (cell_of(addr) & 63), __ATOMIC_RELAXED);
-	__atomic_fetch_add(region_of(addr), 1, __ATOMIC_RELAXED);
+	map_mark(addr);
 }
 
 /*
  * @addr's tracker left: clear its cell's bit unless another tracker of the
  * same class and cell stays.  Such trackers have one of the class's
  * CLASS_ROTS rotations and the same slot, so they are on one of that many
- * chains.
+ * chains.  Then clear the chunk map's bit of @addr's eighth when no cell of
+ * that eighth is left in the class's mask: no tracker of any chunk of the
+ * class, so none of this chunk, starts there.  The bit stays set while
+ * another chunk of the class (2 GiB away or more) holds a tracker in the
+ * same eighth: a "maybe" the masks answer, never a false "no".
  */
 static void vacate(struct odebug_bucket *b, uintptr_t addr)
 {
 	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r;
 	uint32_t *chains = heads[b - odebug_buckets];
-	uint64_t *w = word_of(b, addr);
+	uint64_t *w = word_of(b, addr), left;
 	struct odebug_tracker *t;
 
-	__atomic_fetch_sub(region_of(addr), 1, __ATOMIC_RELAXED);
 	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
 		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
 		     t = odebug_tracker_at(odebug_tracker_next(t)))
 			if (cell_of(odebug_tracker_addr(t)) == cell &&
 			    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
 				return;
-	__atomic_store_n(w, *w & ~(1ull << (cell & 63)), __ATOMIC_RELAXED);
+	left = *w & ~(1ull << (cell & 63));
+	__atomic_store_n(w, left, __ATOMIC_RELAXED);
+	if (chunk_map && addr < MAP_LIMIT && !(left & 0xffffull << (cell & 48))) {
+		uint8_t *m = &chunk_map[addr >> ODEBUG_CHUNK_SHIFT];
+
+		__atomic_store_n(m, (uint8_t)(*m & ~(1u << eighth_of(addr))), __ATOMIC_RELAXED);
+	}
 }
 /**
  * odebug_table_visit - the buckets that can hold objects in a range
@@ -360,70 +444,122 @@ static void vacate(struct odebug_bucket *b, uintptr_t addr)
  * @ctx:	passed to @visit
  *
  * One bucket per chunk of the range, or every bucket once when the range
- * has more chunks than the table has buckets.  The chunks whose slots in
- * the range hold no tracker cost a hash and a load each: the free() path.
+ * has more chunks than the table has buckets.  The chunks the chunk map
+ * passes over cost a load per eight; the others a hash and a load each.
  */
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx)
 {
-	uintptr_t chunk = start & ODEBUG_CHUNK_MASK;
-	uintptr_t chunks = ((end - 1 - chunk) >> ODEBUG_CHUNK_SHIFT) + 1;
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
+	const uint8_t *m = chunk_map;
 	uint64_t chains, hash;
 
-	if (chunks > HASH_SIZE) {
+	if ((last - chunk) >> ODEBUG_CHUNK_SHIFT >= HASH_SIZE) {
 		odebug_table_visit_all(ALL_CHAINS, start, end, visit, ctx);
 		return;
 	}
-	for (; chunks; chunks--, chunk += ODEBUG_CHUNK_SIZE) {
-		/* A long range: skip each empty region in one step. */
-		if (chunks > 2 && region_empty(chunk)) {
-			uintptr_t next = (chunk | REGION_MASK) + 1;
-			uintptr_t skip = (next - chunk) >> ODEBUG_CHUNK_SHIFT;
+	if ((last >> ODEBUG_CHUNK_SHIFT) >= map_chunks)
+		m = NULL;		/* every chunk counts as marked */
+	for (;; chunk += ODEBUG_CHUNK_SIZE) {
+		size_t c = chunk >> ODEBUG_CHUNK_SHIFT;
 
-			if (skip >= chunks)
+		if (m && !__atomic_load_n(&m[c], __ATOMIC_RELAXED)) {
+			/* Eight unmarked chunks at a time, while eight are left. */
+			if (!(c & 7) && last - chunk >= 7 * ODEBUG_CHUNK_SIZE &&
+			    !map_load8(&m[c]))
+				chunk += 7 * ODEBUG_CHUNK_SIZE;
+		} else {
+			hash = odebug_chunk_hash(chunk);
+			chains = chains_to_walk(hash, chunk, start, end);
+			if (chains && visit(&odebug_buckets[bucket_index(hash)], chains,
+					    start, end, ctx))
 				return;
-			chunks -= skip - 1;
-			chunk = next - ODEBUG_CHUNK_SIZE;
-			continue;
 		}
-		hash = odebug_chunk_hash(chunk);
-		chains = chains_to_walk(hash, chunk, start, end);
-		if (chains && visit(&odebug_buckets[bucket_index(hash)], chains, start, end, ctx))
+		if (chunk == last)	/* near the top of the address space: no wrap */
 			return;
 	}
+}
+
+/*
+ * Are the map's bytes @c0 to @c1 all clear?  A load per eight chunks; a
+ * byte at a time in the map's last eight bytes, or when big-endian.
+ */
+static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
+{
+	uint64_t any = 0;
+	size_t c = c0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (c1 + 8 <= MAP_BYTES) {
+		for (; c + 8 <= c1 + 1; c += 8)
+			any |= map_load8(&m[c]);
+		/* The last bytes' word, shifted so that the bytes after @c1 drop out. */
+		if (c <= c1)
+			any |= map_load8(&m[c]) << 8 * (7 - (c1 - c));
+		return !any;
+	}
+#endif
+	for (; c <= c1; c++)
+		any |= __atomic_load_n(&m[c], __ATOMIC_RELAXED);
+	return !any;
+}
+
+/*
+ * odebug_range_may_hold() of a range over more than one chunk: a chunk the
+ * map marks is asked of its mask; eight unmarked ones are passed over with
+ * one load.
+ */
+static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintptr_t end)
+{
+	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
+	size_t c = chunk >> ODEBUG_CHUNK_SHIFT, c1 = last >> ODEBUG_CHUNK_SHIFT;
+	const uint8_t *m = chunk_map;
+
+	if (c1 - c >= HASH_SIZE)
+		return true;		/* the slow path visits every bucket once */
+	if (c1 >= map_chunks)
+		m = NULL;		/* every chunk counts as marked */
+	else if (!__atomic_load_n(&m[c], __ATOMIC_RELAXED) && map_zero(m, c, c1))
+		return false;		/* a large block far from every tracker */
+	if ((!m || __atomic_load_n(&m[c], __ATOMIC_RELAXED)) &&
+	    chunk_may_hold(chunk, cell_of(start), LAST_CELL))
+		return true;
+	for (c++; c < c1; c++) {	/* whole chunks: any cell will do */
+		if (m && !__atomic_load_n(&m[c], __ATOMIC_RELAXED)) {
+			if (!(c & 7) && c + 8 <= c1 && !map_load8(&m[c]))
+				c += 7;
+		} else if (chunk_any(c << ODEBUG_CHUNK_SHIFT)) {
+			return true;
+		}
+	}
+	return (!m || __atomic_load_n(&m[c1], __ATOMIC_RELAXED)) &&
+	       chunk_may_hold(last, 0, cell_of(end - 1));
 }
 
 /**
  * odebug_range_may_hold - can an object tracked now start in [start, end)?
  *
- * The free() fast path: no lock, no false "no" (see cells_in()).  A chunk
- * costs a hash and two loads; the whole chunks of a long range are passed
- * over a 64 KiB region at a time when the region holds no tracker.
+ * The free() fast path: no lock, no false "no" (see cells_in() and
+ * map_load8()).  A block of one or two chunks far from every tracker costs
+ * one or two loads of the chunk map, a larger one a load per eight chunks;
+ * a chunk the map marks, a hash and a load or two of its class's mask.
  */
 bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 {
-	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
+	uintptr_t c0 = start >> ODEBUG_CHUNK_SHIFT, c1 = (end - 1) >> ODEBUG_CHUNK_SHIFT;
+	const uint8_t *m = chunk_map;
 
-	if (chunk == last)		/* most blocks: one chunk, no edge cases */
-		return chunk_may_hold(chunk, cell_of(start), cell_of(end - 1));
-	if ((last - chunk) >> ODEBUG_CHUNK_SHIFT >= HASH_SIZE)
-		return true;		/* the slow path visits every bucket once */
-	if (chunk_may_hold(chunk, first_cell(chunk, start), LAST_CELL))
-		return true;
-	for (chunk += ODEBUG_CHUNK_SIZE; chunk != last; chunk += ODEBUG_CHUNK_SIZE) {
-		if (region_empty(chunk)) {
-			uintptr_t next = (chunk | REGION_MASK) + 1;
-
-			if (next - chunk > last - chunk)	/* @last is in it */
-				break;
-			chunk = next - ODEBUG_CHUNK_SIZE;
-			continue;
-		}
-		if (chunk_may_hold(chunk, 0, LAST_CELL))
-			return true;
+	if (c1 == c0 && c1 < map_chunks) {	/* most blocks: one chunk */
+		if (!__atomic_load_n(&m[c0], __ATOMIC_RELAXED))
+			return false;
+		return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 	}
-	if (chunk != last && region_empty(last))
+	/* A larger block far from every tracker: its bytes, eight a load. */
+	if (c1 - c0 < 64 && c1 < map_chunks && !__atomic_load_n(&m[c0], __ATOMIC_RELAXED) &&
+	    map_zero(m, c0, c1))
 		return false;
-	return chunk_may_hold(last, 0, last_cell(last, end));
+	if (c0 != c1)
+		return range_may_hold_long(start, end);
+	return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 }
 
 /* Find the tracker of @addr; the bucket lock is held. */
@@ -575,5 +711,5 @@ void odebug_table_drain(void)
 		for (c = 0; c < CHAINS; c++)
 			odebug_trackers_put(taken[c]);
 	}
-	memset(regions, 0, REGION_COUNTERS * sizeof(*regions));
+	/* The chunk map keeps its bits: set bits are never wrong, only slower. */
 }

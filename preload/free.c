@@ -90,10 +90,32 @@ static size_t block_size(void *p)
 }
 
 /*
+ * Under valgrind, has the tool replaced the allocator (memcheck, helgrind,
+ * massif...)?  Its blocks have no glibc header, and it would report the
+ * read; its malloc_usable_size() is the size asked for, where glibc's
+ * smallest chunk gives 24 bytes.  Tools that leave glibc's allocator alone
+ * (callgrind, cachegrind) then count the path a run outside valgrind takes.
+ */
+static bool allocator_replaced(void *(*libc_malloc)(size_t))
+{
+	void *p;
+	size_t n;
+
+	if (!RUNNING_ON_VALGRIND)
+		return false;
+	p = libc_malloc(1);
+	if (!p)
+		return true;
+	n = odebug_next_usable_size(p);
+	odebug_next_free(p);
+	return n < MINSIZE - SIZE_SZ;
+}
+
+/*
  * At start, with the next allocator resolved: is it glibc's, and does our
  * reading of its chunks agree with malloc_usable_size() on blocks of every
- * kind (small, large, mmapped)?  Not under valgrind, whose allocator has no
- * such header (and would report the read).
+ * kind (small, large, mmapped)?  Not under a valgrind tool that replaced
+ * the allocator (allocator_replaced()).
  */
 void odebug_free_probe(void)
 {
@@ -103,7 +125,7 @@ void odebug_free_probe(void)
 	bool same = false;
 	size_t i;
 
-	if (libc && !RUNNING_ON_VALGRIND && odebug_next_usable_size) {
+	if (libc && odebug_next_usable_size) {
 		*(void **)&libc_malloc = dlsym(libc, "malloc");
 		/* Blocks made by the program's malloc, freed by our next free(). */
 		same = libc_malloc && *(void **)&libc_malloc == dlsym(RTLD_DEFAULT, "malloc") &&
@@ -112,6 +134,8 @@ void odebug_free_probe(void)
 	}
 	if (libc)
 		dlclose(libc);
+	if (same && allocator_replaced(libc_malloc))
+		same = false;
 	for (i = 0; same && i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		void *p = libc_malloc(sizes[i]);
 
@@ -123,17 +147,59 @@ void odebug_free_probe(void)
 	ptmalloc = same;
 }
 
-/* The slow path: something is tracked; is any of it in this block? */
-__attribute__((noinline)) static void check_block(void *p)
+/*
+ * The slow path: something is tracked; is any of it in this block?  @sp:
+ * the stack pointer of free()'s caller, for the returned-frames check.
+ */
+__attribute__((noinline)) static void check_block(void *p, uintptr_t sp)
 {
 	size_t size;
 
 	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
-	odebug_check_returned_above(sizeof(void *));	/* free's return address */
+	if (unlikely(sp > odebug_onstack_low))
+		odebug_stack_check_returned(sp);
 	size = block_size(p);	/* errno: odebug_check_range() */
 	if (size && size < SANE_BLOCK_SIZE)
 		odebug_check_range((uintptr_t)p, (uintptr_t)p + size);
+}
+
+/*
+ * Something is tracked, somewhere.  Most blocks are far from every tracker:
+ * odebug_range_may_hold() proves it with a load or two of the chunk map
+ * (table.c), given an upper bound of the block's end: glibc's chunk size
+ * word, or the usable size.  The size word is read before any validation:
+ * a pointer glibc's free() would refuse either gets "nothing here" and
+ * glibc's own message, or goes through check_block(), which validates it
+ * as before.  The guard and the check_free option only ever turn a check
+ * off, so they are tested after a "maybe", never before a "no".  The
+ * returned-frames check comes first: it is about the caller's stack.
+ */
+static inline __attribute__((always_inline)) void free_tracking(void *p)
+{
+	uintptr_t sp = odebug_caller_sp(), m = (uintptr_t)p;
+	size_t size;
+
+	if (unlikely(sp > odebug_onstack_low))
+		goto check;
+	if (ptmalloc) {
+		size = ((const size_t *)p)[-1] & ~SIZE_BITS;	/* >= the usable size */
+		if (size < SANE_BLOCK_SIZE && !odebug_range_may_hold(m, m + size + !size))
+			goto done;
+		goto check;	/* validated there */
+	}
+	if ((m & (__alignof__(void *) - 1)) || !odebug_next_usable_size)
+		goto check;
+	size = odebug_next_usable_size(p);	/* exact: no need to ask again */
+	if (size && size < SANE_BLOCK_SIZE && odebug_range_may_hold(m, m + size) &&
+	    !odebug_guard && odebug_opt.check_free)
+		odebug_check_range_slow(m, m + size);	/* errno: kept there */
+done:
+	odebug_next_free(p);
+	return;
+check:
+	check_block(p, sp);
+	odebug_next_free(p);
 }
 
 /* Set by free(NULL) while enabled: proves calls to free() reach us. */
@@ -146,7 +212,7 @@ ODEBUG_EXPORT void free(void *p)
 		if (!p)
 			odebug_free_reached = 1;
 		else if (odebug_tracking_any())
-			check_block(p);
+			return free_tracking(p);
 	}
 	odebug_next_free(p);
 }
@@ -171,7 +237,7 @@ __attribute__((noinline)) static void *checked_realloc(void *p, size_t size)
 	    size > PTRDIFF_MAX)
 		return odebug_next_realloc(p, size);
 	if (!size) {
-		check_block(p);
+		check_block(p, odebug_caller_sp());
 		return odebug_next_realloc(p, size);
 	}
 	old = block_size(p);

@@ -120,9 +120,10 @@ static void range_spanning_many_pages_checks_every_page(void **state)
 }
 
 /*
- * A long range passes over 64 KiB regions with no tracker in one step:
- * objects in a few chunks of a 1 MiB range, the range not aligned to a
- * region, are all found, and those outside it are not.
+ * A long range passes over chunks the chunk map does not mark, eight at a
+ * time (64 KiB regions with no tracker until branch freefast): objects in
+ * a few chunks of a 1 MiB range, the range not aligned to eight chunks,
+ * are all found, and those outside it are not.
  */
 static void long_range_skips_only_empty_regions(void **state)
 {

@@ -11,7 +11,10 @@
  * - in a contiguous arena no two chunks share a mask, so may_hold is exact
  *   to the 32-byte cell: true exactly when a tracker starts in the cells
  *   the range touches (table-kernel.c's answer is per bucket instead);
- * - the walk finds every tracker in the range, each once.
+ * - the walk finds every tracker in the range, each once;
+ * - the chunk map (table.c) has the bit of every tracked address's eighth
+ *   set, and, with no two chunks of the arena sharing a mask, clear once
+ *   the last tracker of an eighth left.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -148,6 +151,32 @@ static void check_range(uintptr_t start, uintptr_t end)
 			 (unsigned long)start, (unsigned long)end, w.found, in_range);
 }
 
+#ifndef TABLE_KERNEL
+/* The chunk map against brute force: bit set exactly where a tracker starts. */
+static void check_map(void)
+{
+	uint8_t want[ARENA_SIZE / ODEBUG_CHUNK_SIZE] = { 0 };
+
+	assert_non_null(odebug_chunk_map);
+	for (size_t i = 0; i < nlive; i++) {
+		uintptr_t off = odebug_tracker_addr(live[i]) - ARENA;
+
+		want[off / ODEBUG_CHUNK_SIZE] |= 1u << (off % ODEBUG_CHUNK_SIZE / 512);
+	}
+	for (size_t c = 0; c < sizeof(want); c++) {
+		uint8_t got = odebug_chunk_map[(ARENA >> ODEBUG_CHUNK_SHIFT) + c];
+
+		if (got != want[c])
+			fail_msg("chunk map of %#lx: %#x, trackers say %#x",
+				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE), got, want[c]);
+	}
+}
+#else
+static void check_map(void)
+{
+}
+#endif
+
 static uintptr_t random_range_start(void)
 {
 	if (nlive && rnd(2))	/* near a tracker: the edges matter */
@@ -167,7 +196,7 @@ static uintptr_t random_length(void)
 
 static void random_inserts_and_removals_match_brute_force(void **state)
 {
-	/* Four regions used, the rest empty: the region counters' skips. */
+	/* Four regions used, the rest empty: the chunk map's skips. */
 	const uintptr_t regions[] = { 1, 2, 7, 15 };
 
 	(void)state;
@@ -176,6 +205,7 @@ static void random_inserts_and_removals_match_brute_force(void **state)
 			insert(new_addr(regions, 4));
 		else
 			remove_at(rnd(nlive));
+		check_map();
 		for (int q = 0; q < 8; q++) {
 			uintptr_t start = random_range_start();
 
@@ -184,6 +214,7 @@ static void random_inserts_and_removals_match_brute_force(void **state)
 	}
 	while (nlive)
 		remove_at(rnd(nlive));
+	check_map();
 	for (int q = 0; q < 1000; q++) {
 		uintptr_t start = random_range_start();
 
