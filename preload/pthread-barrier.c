@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread-barrier.c - the pthread_barrier_* interposers.  Waiting is
- * ACTIVE, counting arrivals (as glibc's barrier shows them); the last
- * arrival releases them all before any of them returns, so the barrier
- * can be destroyed right after the last wait.
+ * ACTIVE, the tracker counting arrivals (lib/builtin.c's
+ * barrier_arrival()); the last arrival releases them all before any of
+ * them returns, so the barrier can be destroyed right after the last wait.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,8 +16,9 @@
 
 /*
  * glibc's struct pthread_barrier: in (arrivals so far), current_round (in
- * at the start of this round), count.  Ours is arrival number
- * in - current_round + 1 of the round; the count-th releases all (0).
+ * at the start of this round), count.  As glibc sees it, ours is arrival
+ * number in - current_round + 1 of the round; the count-th releases all
+ * (0).  A snapshot: the tracker's own count decides while it has one.
  */
 static unsigned int arrival_of(const pthread_barrier_t *b)
 {
