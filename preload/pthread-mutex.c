@@ -21,6 +21,9 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
 	int saved;
 
 	if (likely(r == 0)) {
+		/* glibc keeps the hold, and we know the mutex: nothing to write. */
+		if (likely(odebug_mutex_cached(m)))
+			return;
 		/* A recursive mutex relocked by its owner is held already. */
 		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
 			odebug_b_lock(m, D, BOP_LOCK);
@@ -56,7 +59,7 @@ ODEBUG_INLINE int mutex_destroy(int (*next)(pthread_mutex_t *), pthread_mutex_t 
 	if (likely(!ON))
 		return next(m);
 	saved = errno;
-	before = odebug_builtin_step(m, D, BOP_PEEK, 0);
+	before = odebug_b_mutex_peek(m);
 	r = next(m);
 	odebug_b_mutex_destroy(m, r, before);
 	errno = saved;
@@ -109,6 +112,9 @@ INTERPOSE_230_234(int, pthread_mutex_clocklock,
 ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
 	if (likely(!ON))
+		return next(m);
+	/* Held, and glibc keeps the hold: nothing to check or write. */
+	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m)))
 		return next(m);
 	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);

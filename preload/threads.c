@@ -95,7 +95,7 @@ ODEBUG_INLINE void mtx_destroy_(void (*next)(mtx_t *), mtx_t *m)
 		return;
 	}
 	saved = errno;
-	before = odebug_builtin_step(m, MD, BOP_PEEK, 0);
+	before = odebug_b_mutex_peek(m);
 	next(m);
 	odebug_b_mutex_destroy(m, pm(m)->__data.__kind == -1 ? 0 : EBUSY, before);
 	errno = saved;
