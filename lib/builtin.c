@@ -768,7 +768,16 @@ void odebug_b_cond_wait_end(void *cond, void *mutex)
 
 struct sync_range {
 	uintptr_t start, end;
+	bool copy;	/* read the mutex by a copy: it may be unmapped (exit) */
 };
+
+/* @m's words, read safely: false when @addr is not readable. */
+static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
+{
+	struct iovec local = { m, sizeof(*m) }, remote = { (void *)addr, sizeof(*m) };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*m);
+}
 
 /*
  * One tracker on a chain the free check is about to walk: a mutex in the
@@ -784,6 +793,8 @@ static bool sync_one(const struct odebug_tracker *ct, void *ctx)
 	struct odebug_tracker *t = (struct odebug_tracker *)ct;
 	const struct sync_range *r = ctx;
 	unsigned int state, next;
+	pthread_mutex_t copy;
+	const void *words;
 	uintptr_t addr;
 	uint64_t w;
 
@@ -797,9 +808,15 @@ again:
 	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
 	    state != ODEBUG_STATE_ACTIVE)
 		return false;
-	if (as_mutex((void *)addr)->__data.__kind & 128)	/* process-shared */
+	words = (const void *)addr;
+	if (r->copy) {
+		if (!mutex_copy(addr, &copy))
+			return false;
+		words = &copy;
+	}
+	if (as_mutex(words)->__data.__kind & 128)	/* process-shared */
 		return false;
-	if (mutex_held((void *)addr))
+	if (mutex_held(words))
 		next = ODEBUG_STATE_ACTIVE;
 	else if (state == ODEBUG_STATE_ACTIVE)
 		next = ODEBUG_STATE_INACTIVE;
@@ -811,9 +828,18 @@ again:
 void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
 			      uintptr_t start, uintptr_t end)
 {
-	struct sync_range r = { start, end };
+	struct sync_range r = { start, end, false };
 
 	odebug_bucket_each(b, chains, sync_one, &r);
+}
+
+/* The same for report_active_at_exit's walk, over memory maybe gone. */
+void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
+{
+	struct sync_range r = { 0, UINTPTR_MAX, true };
+
+	if (odebug_load(&odebug_mutex_derived))
+		odebug_bucket_each(b, chains, sync_one, &r);
 }
 
 /* --- reports and process life ---------------------------------------- */

@@ -137,6 +137,8 @@ static inline void odebug_builtin_sync_range(struct odebug_bucket *b, uint64_t c
 		odebug_builtin_sync_slow(b, chains, start, end);
 }
 
+void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
+
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
 
