@@ -15,6 +15,7 @@
 #ifndef ODEBUG_BUILTIN_H
 #define ODEBUG_BUILTIN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "internal.h"
@@ -75,10 +76,15 @@ static inline bool odebug_mutex_cached(const void *addr)
 #else
 	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
 
-	/* INACTIVE (2) or ACTIVE (3), busy clear: one compare. */
+	/*
+	 * INACTIVE (2) or ACTIVE (3), busy clear: one compare.  Not a mutex
+	 * re-initialised process-shared since the entry was made (tracked
+	 * mode: another thread's entry would still match its word).
+	 */
 	return t && (odebug_tracker_word(t) | 1) ==
 		    (odebug_word((uintptr_t)addr, 0, ODEBUG_STATE_ACTIVE) |
-		     odebug_load(&odebug_mutex_slot_bits));
+		     odebug_load(&odebug_mutex_slot_bits)) &&
+	       !(((const pthread_mutex_t *)addr)->__data.__kind & 128);
 #endif
 }
 

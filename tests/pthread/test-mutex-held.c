@@ -166,6 +166,56 @@ static void new_mutex_at_a_freed_ones_address_is_tracked_again(void **state)
 	EXPECT_REPORT(free(n), "ODEBUG: free active");
 }
 
+static pthread_mutex_t *reinit;
+static int c_warm, c_lock, c_held, c_go;
+
+static void *warm_then_hold(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&c_warm, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	warm(reinit);
+	__atomic_store_n(&c_warm, 2, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c_lock, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	pthread_mutex_lock(reinit);
+	__atomic_store_n(&c_held, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	pthread_mutex_unlock(reinit);
+	return NULL;
+}
+
+/*
+ * A mutex another thread knows (its cache has the tracker) re-initialised
+ * process-shared: that thread's hold is now kept in the tracker, and seen.
+ */
+static void reinitialised_process_shared_is_tracked_in_every_thread(void **state)
+{
+	pthread_mutexattr_t a;
+	pthread_t t;
+
+	(void)state;
+	reinit = calloc(1, sizeof(*reinit));
+	pthread_mutex_init(reinit, NULL);
+	pthread_create(&t, NULL, warm_then_hold, NULL);
+	__atomic_store_n(&c_warm, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&c_warm, __ATOMIC_ACQUIRE) != 2)
+		usleep(1000);
+	pthread_mutex_destroy(reinit);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(reinit, &a);
+	warm(reinit);
+	__atomic_store_n(&c_lock, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&c_held, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	EXPECT_REPORT(debug_check_no_obj_freed(reinit, sizeof(*reinit)), "ODEBUG: free active");
+	__atomic_store_n(&c_go, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	free(reinit);
+}
+
 static void *wait_in_box(void *arg)
 {
 	struct box *b = arg;
@@ -231,6 +281,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(held_at_init_and_destroyed_then_locked_after_warm_locks),
 		cmocka_unit_test(recursive_hold_is_reported_until_the_last_unlock),
 		cmocka_unit_test(new_mutex_at_a_freed_ones_address_is_tracked_again),
+		cmocka_unit_test(reinitialised_process_shared_is_tracked_in_every_thread),
 		cmocka_unit_test(mutex_released_inside_cond_wait_is_not_held),
 		cmocka_unit_test(stack_mutex_held_at_thread_exit_after_warm_locks),
 	};
