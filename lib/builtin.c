@@ -339,7 +339,8 @@ again:
 			next = ODEBUG_STATE_INACTIVE;
 		break;
 	case BOP_SYNC:
-		if (state == ODEBUG_STATE_DESTROYED)
+		if (state == ODEBUG_STATE_DESTROYED ||
+		    (as_mutex(addr)->__data.__kind & 128))	/* process-shared: tracked */
 			break;
 		if (mutex_held(addr))
 			next = ODEBUG_STATE_ACTIVE;
@@ -443,7 +444,11 @@ static void mutex_tracked(const struct debug_obj_descr *d)
  */
 static void mutex_sync(void *addr)
 {
-	if (!tracked_mode(addr))
+	uintptr_t base;
+
+	/* The process-shared bit is read under the lock, once tracked: before an
+	 * init, untracked memory may be uninitialised. */
+	if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
 		step_locked(addr, &odebug_mutex_descr, BOP_SYNC, 0);
 }
 
