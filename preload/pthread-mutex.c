@@ -14,16 +14,13 @@
 #define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
 #define D (&odebug_mutex_descr)
 
-/* After any lock call: the hold begins, or a refused lock is checked. */
+/* After any lock call but a cache hit: the hold begins, or a refused lock is checked. */
 /* (errno: the fast paths leave it alone, the slow ones restore it.) */
-ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 {
 	int saved;
 
 	if (likely(r == 0)) {
-		/* glibc keeps the hold, and we know the mutex: nothing to write. */
-		if (likely(odebug_mutex_cached(m)))
-			return;
 		/* A recursive mutex relocked by its owner is held already. */
 		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
 			odebug_b_lock(m, D, BOP_LOCK);
@@ -35,6 +32,14 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
 	else if (r == EINVAL)
 		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
 	errno = saved;
+}
+
+/* glibc keeps the hold, and we know the mutex: nothing to write. */
+ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+{
+	if (likely(r == 0 && odebug_mutex_cached(m)))
+		return;
+	locked_slow(m, r);
 }
 
 ODEBUG_INLINE int mutex_init(int (*next)(pthread_mutex_t *, const pthread_mutexattr_t *),
