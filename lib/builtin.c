@@ -4,10 +4,24 @@
  * interposers in preload/ (pthread-*.c, sem.c, threads.c).
  *
  * Held, read-held and waited-on objects are ACTIVE, so the free check, the
- * reports, suppressions, origins and statistics apply unchanged.  A mutex
- * or rwlock write lock and unlock is one compare-and-swap of the tracker's
- * word, without the bucket lock (fast_step()); the other hot transitions
- * (read locks, wait, wake) are one bucket lock each; the rest
+ * reports, suppressions, origins and statistics apply unchanged.
+ *
+ * A mutex's hold lives in glibc's own words (__lock, __owner), not in its
+ * tracker: an uncontended lock only reads the tracker (to know the mutex
+ * is tracked and not destroyed) and an unlock only reads the mutex, so
+ * neither writes a line another core reads.  Where the table must know
+ * (init, destroy, a misuse report, the free check of live memory) the
+ * tracker is first synced from the mutex (mutex_sync(), and
+ * odebug_builtin_sync_range() under the free check's bucket lock), then
+ * the engine decides as for any object.  Three kinds of mutex keep the
+ * hold in the tracker instead ("tracked" mode, tracked_mode()): one on the
+ * locking thread's stack (its memory is dead when the exit and
+ * returned-frame checks look), a process-shared one (its words show other
+ * processes' holds; only this process's are checked) and every mutex with
+ * origins=1 (the locker's stack is recorded at the lock).  Their lock and
+ * unlock are one compare-and-swap of the tracker's word, without the
+ * bucket lock (fast_step()), as a rwlock's writer's; the other hot
+ * transitions (read locks, wait, wake) are one bucket lock each; the rest
  * goes through the public calls, whose reports use the kernel's words
  * ("init active", "destroy active", "activate destroyed", "free active").
  *
@@ -33,6 +47,9 @@ int odebug_builtin_on;
  * program with millions of mutexes must leave room for its annotations.
  */
 static unsigned long builtin_limit;
+int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
+ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
+uint64_t odebug_mutex_slot_bits;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 static __thread int self_tid __attribute__((tls_model("initial-exec")));
 
@@ -76,6 +93,43 @@ static bool mutex_is_static(void *addr)
 		return false;
 	return (kind & 16)	/* robust: the list links are in use */ ||
 	       (!m->__data.__list.__prev && !m->__data.__list.__next);
+}
+
+/*
+ * Is the mutex held, as its words say?  Also a plausibility test: the
+ * memory may be stale (an init over memory a custom allocator reused), so
+ * only a valid kind, an owner and a lock word of that kind count: 1 or 2
+ * for the normal kinds, the owner's thread id (with the waiters bit) for
+ * robust and priority-inheriting ones, the ceiling plus 1 or 2 for
+ * priority-protected ones.
+ */
+static bool mutex_held(const void *addr)
+{
+	const pthread_mutex_t *m = as_mutex(addr);
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	int lock = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
+
+	if ((kind & ~0x3f3) || !lock || !__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED))
+		return false;
+	if (kind & 64)		/* PRIO_PROTECT: the ceiling lives above bit 19 */
+		lock &= 0x7ffff;
+	if (kind & 32 || (kind & (16 | 64)) == 16)	/* PI, robust: a thread id */
+		return true;
+	return lock == 1 || lock == 2;
+}
+
+/*
+ * Where this mutex's hold is kept: true in its tracker (on the calling
+ * thread's stack, process-shared, or origins=1; the header says why),
+ * false in glibc's words.  Lock and unlock by the same thread agree.
+ */
+static inline bool tracked_mode(const void *addr)
+{
+	uintptr_t base;
+
+	return unlikely(odebug_opt.origins) ||
+	       (as_mutex(addr)->__data.__kind & 128) ||	/* PTHREAD_MUTEX_PSHARED_BIT */
+	       odebug_on_stack((uintptr_t)addr, &base);
 }
 
 /* PTHREAD_RWLOCK_INITIALIZER and its writer-preferring variant, or init'ed. */
@@ -218,6 +272,14 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 	if (!t || odebug_descr_at(odebug_word_slot(w)) != d)
 		return -1;
 	state = odebug_word_state(w);
+	if (op == BOP_USE) {	/* glibc keeps the hold: once INACTIVE, no write */
+		if (state == ODEBUG_STATE_INACTIVE || state == ODEBUG_STATE_ACTIVE)
+			return (int)state;
+		if (state != ODEBUG_STATE_INIT || (w & ODEBUG_WORD_BUSY))
+			return -1;
+		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
+		       (int)state : -1;
+	}
 	switch (state) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
@@ -271,6 +333,19 @@ again:
 	astate = t->astate;
 	switch (op) {
 	case BOP_PEEK:
+		break;
+	case BOP_USE:
+		if (state == ODEBUG_STATE_INIT)
+			next = ODEBUG_STATE_INACTIVE;
+		break;
+	case BOP_SYNC:
+		if (state == ODEBUG_STATE_DESTROYED ||
+		    (as_mutex(addr)->__data.__kind & 128))	/* process-shared: tracked */
+			break;
+		if (mutex_held(addr))
+			next = ODEBUG_STATE_ACTIVE;
+		else if (state == ODEBUG_STATE_ACTIVE)
+			next = ODEBUG_STATE_INACTIVE;
 		break;
 	case BOP_LOCK:
 	case BOP_RDLOCK:
@@ -338,7 +413,7 @@ step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned i
 {
 	int state;
 
-	if ((op == BOP_LOCK || op == BOP_UNLOCK) && d) {
+	if ((op == BOP_LOCK || op == BOP_UNLOCK || op == BOP_USE) && d) {
 		state = fast_step(addr, d, op);
 		if (likely(state >= 0))
 			return state;
@@ -353,11 +428,36 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 	return step(addr, d, op, arg);
 }
 
+/* From now on the free check syncs mutexes (once: no write per mutex). */
+static void mutex_tracked(const struct debug_obj_descr *d)
+{
+	if (d == &odebug_mutex_descr && !odebug_opt.origins &&
+	    !odebug_load(&odebug_mutex_derived))
+		odebug_store(&odebug_mutex_derived, 1);
+}
+
+/*
+ * Before the table decides on a mutex whose hold glibc keeps: its tracker
+ * takes the hold the words show (BOP_SYNC).  Not in tracked mode: that
+ * tracker is exact, and before an init on the stack the words are
+ * whatever the frame held last.
+ */
+static void mutex_sync(void *addr)
+{
+	uintptr_t base;
+
+	/* The process-shared bit is read under the lock, once tracked: before an
+	 * init, untracked memory may be uninitialised. */
+	if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
+		step_locked(addr, &odebug_mutex_descr, BOP_SYNC, 0);
+}
+
 /* Track @addr as initialised, on-stack when it is (no stack note). */
 static void init_quiet(void *addr, const struct debug_obj_descr *d)
 {
 	uintptr_t base;
 
+	mutex_tracked(d);
 	odebug_stack_prepare();
 	if (odebug_on_stack((uintptr_t)addr, &base))
 		debug_object_init_on_stack(addr, d);
@@ -377,6 +477,7 @@ static void track_static(void *addr, const struct debug_obj_descr *d)
 {
 	uintptr_t base;
 
+	mutex_tracked(d);
 	odebug_stack_prepare();
 	if (odebug_on_stack((uintptr_t)addr, &base))
 		debug_object_init_on_stack(addr, d);
@@ -420,6 +521,9 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
 		track_static(addr, d);
 	else
 		debug_object_activate(addr, d);
+	/* Tracking looked up this thread's stack: the mutex's mode may be known now. */
+	if (d == &odebug_mutex_descr && (op == BOP_LOCK || op == BOP_USE))
+		op = tracked_mode(addr) ? BOP_LOCK : BOP_USE;
 	return odebug_builtin_step(addr, d, op, arg);
 }
 
@@ -434,7 +538,11 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
  */
 void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 {
-	int state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
+	int state;
+
+	if (d == &odebug_mutex_descr)
+		mutex_sync(addr);
+	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
 
 	switch (state) {
 	case ODEBUG_STATE_FOREIGN:
@@ -465,6 +573,13 @@ void odebug_b_destroy(void *addr, const struct debug_obj_descr *d)
 
 	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
 		debug_object_destroy(addr, d);
+}
+
+/* Before pthread_mutex_destroy (and mtx_destroy): the state, synced. */
+int odebug_b_mutex_peek(void *addr)
+{
+	mutex_sync(addr);
+	return odebug_builtin_step(addr, &odebug_mutex_descr, BOP_PEEK, 0);
 }
 
 /*
@@ -500,14 +615,59 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
 	errno = saved;
 }
 
+/*
+ * The mutex cache (builtin.h): after a lock in glibc-keeps-the-hold mode
+ * left the tracker INACTIVE or ACTIVE, remember it; in tracked mode, forget
+ * any entry of this address (its hits would skip the tracker's steps).
+ */
+static void mcache_update(void *addr, bool tracked)
+{
+#ifndef ODEBUG_TABLE_KERNEL
+	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
+	uint64_t w;
+
+	if (tracked) {
+		if (*e && odebug_word_addr(odebug_tracker_word(*e)) == (uintptr_t)addr)
+			*e = NULL;
+		return;
+	}
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
+		return;
+	if (!odebug_load(&odebug_mutex_slot_bits))
+		odebug_store(&odebug_mutex_slot_bits,
+			     (uint64_t)odebug_word_slot(w) << ODEBUG_DESCR_SHIFT);
+	*e = t;
+#else
+	(void)addr, (void)tracked;
+#endif
+}
+
 void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 {
-	int state = op == BOP_LOCK ? step(addr, d, BOP_LOCK, 0) : step(addr, d, BOP_RDLOCK, 0);
+	bool tracked = true;
+	int state;
 
-	if (likely(state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
-		   state == ODEBUG_STATE_ACTIVE || state == ODEBUG_STATE_FOREIGN))
-		return;
-	lock_slow(addr, d, op, state);
+	if (d == &odebug_mutex_descr) {
+		tracked = tracked_mode(addr);
+		if (!tracked)
+			op = BOP_USE;	/* glibc's words keep the hold: nothing to write */
+	}
+	if (op == BOP_USE)
+		state = step(addr, d, BOP_USE, 0);
+	else if (op == BOP_LOCK)
+		state = step(addr, d, BOP_LOCK, 0);
+	else
+		state = step(addr, d, BOP_RDLOCK, 0);
+
+	if (unlikely(state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
+		     state != ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_FOREIGN)) {
+		lock_slow(addr, d, op, state);
+		if (d == &odebug_mutex_descr)
+			tracked = tracked_mode(addr);	/* the stack may be known now */
+	}
+	if (d == &odebug_mutex_descr)
+		mcache_update(addr, tracked);
 }
 
 /*
@@ -543,7 +703,8 @@ void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d)
 /*
  * Before a mutex unlock.  glibc's __lock is zero when nobody holds it:
  * "unlock" of it is reported, whatever the table says.  Otherwise the
- * hold ends (a lock taken before we started ends silently).
+ * hold ends: nothing to do unless the tracker keeps it (a lock taken
+ * before we started ends silently).
  */
 void odebug_b_mutex_unlock(void *addr)
 {
@@ -552,14 +713,18 @@ void odebug_b_mutex_unlock(void *addr)
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
 
+		mutex_sync(addr);
 		odebug_b_misuse(addr, &odebug_mutex_descr, "unlock");
 		errno = saved;
 		return;
 	}
+	if (likely(odebug_mutex_cached(addr)))
+		return;
 	/* A recursive mutex relocked by its owner: only the last unlock counts. */
 	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
 		return;
-	step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
+	if (tracked_mode(addr))
+		step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
 
 /* Before an rwlock unlock: the writer is the one glibc names. */
@@ -582,10 +747,14 @@ void odebug_b_cond_wait_begin(void *cond, void *mutex)
 	const pthread_mutex_t *m = as_mutex(mutex);
 
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) ||
-		     m->__data.__owner != odebug_b_self()))
+		     m->__data.__owner != odebug_b_self())) {
+		mutex_sync(mutex);
 		odebug_b_misuse(mutex, &odebug_mutex_descr, "cond_wait non-owner");
+	}
 	odebug_b_use(cond, &odebug_cond_descr, BOP_WAIT, 0, "wait");
-	if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
+	/* glibc's words show the release inside the wait by themselves. */
+	if (tracked_mode(mutex) &&
+	    !((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
 		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
 
@@ -594,9 +763,88 @@ void odebug_b_cond_wait_end(void *cond, void *mutex)
 {
 	int saved = errno;
 
-	odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_LOCK, 0);
+	if (tracked_mode(mutex))
+		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_LOCK, 0);
 	odebug_builtin_step(cond, &odebug_cond_descr, BOP_WAKE_ONE, 0);
 	errno = saved;
+}
+
+/* --- the free check's sync ------------------------------------------- */
+
+struct sync_range {
+	uintptr_t start, end;
+	bool copy;	/* read the mutex by a copy: it may be unmapped (exit) */
+};
+
+/* @m's words, read safely: false when @addr is not readable. */
+static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
+{
+	struct iovec local = { m, sizeof(*m) }, remote = { (void *)addr, sizeof(*m) };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*m);
+}
+
+/*
+ * One tracker on a chain the free check is about to walk: a mutex in the
+ * range takes the hold its words show (they are live: the memory is not
+ * released yet).  Process-shared ones keep the tracker's (this process's
+ * holds only).  Each change is a compare-and-swap against the word it was
+ * decided on, as table.c's header requires of every writer; a lockless
+ * BOP_USE may race it, so it decides again.  The walk itself only reads
+ * the chains (the tracker is the pool's, writable).
+ */
+static bool sync_one(const struct odebug_tracker *ct, void *ctx)
+{
+	struct odebug_tracker *t = (struct odebug_tracker *)ct;
+	const struct sync_range *r = ctx;
+	unsigned int state, next;
+	pthread_mutex_t copy;
+	const void *words;
+	uintptr_t addr;
+	uint64_t w;
+
+again:
+	w = odebug_tracker_word(t);
+	addr = odebug_word_addr(w);
+	if (addr < r->start || addr >= r->end ||
+	    odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
+		return false;
+	state = next = odebug_word_state(w);
+	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
+	    state != ODEBUG_STATE_ACTIVE)
+		return false;
+	words = (const void *)addr;
+	if (r->copy) {
+		if (!mutex_copy(addr, &copy))
+			return false;
+		words = &copy;
+	}
+	if (as_mutex(words)->__data.__kind & 128)	/* process-shared */
+		return false;
+	if (mutex_held(words))
+		next = ODEBUG_STATE_ACTIVE;
+	else if (state == ODEBUG_STATE_ACTIVE)
+		next = ODEBUG_STATE_INACTIVE;
+	if (next != state && !odebug_tracker_cas(t, w, odebug_word_set(w, next, t->astate)))
+		goto again;
+	return false;
+}
+
+void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
+			      uintptr_t start, uintptr_t end)
+{
+	struct sync_range r = { start, end, false };
+
+	odebug_bucket_each(b, chains, sync_one, &r);
+}
+
+/* The same for report_active_at_exit's walk, over memory maybe gone. */
+void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
+{
+	struct sync_range r = { 0, UINTPTR_MAX, true };
+
+	if (odebug_load(&odebug_mutex_derived))
+		odebug_bucket_each(b, chains, sync_one, &r);
 }
 
 /* --- reports and process life ---------------------------------------- */

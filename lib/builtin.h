@@ -8,11 +8,14 @@
  * waited on is ACTIVE (the active state counts readers or waiters), free
  * INIT or INACTIVE, destroyed DESTROYED.  The common transitions take one
  * bucket lock (odebug_builtin_step); everything else, and every report,
- * goes through the public debug_object_* calls.
+ * goes through the public debug_object_* calls.  A mutex's hold is the
+ * exception: glibc's words keep it, and the tracker is synced from them
+ * where the table must know (builtin.c's header).
  */
 #ifndef ODEBUG_BUILTIN_H
 #define ODEBUG_BUILTIN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "internal.h"
@@ -45,6 +48,46 @@ static inline bool odebug_builtin_active(int family)
 	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
 }
 
+/*
+ * Each thread's cache of mutexes it locked whose hold glibc keeps (not in
+ * tracked mode, builtin.c's header): the tracker, indexed by a hash of the
+ * address.  A hit needs the tracker's word to still hold this address, the
+ * mutex descriptor and INACTIVE or ACTIVE with nothing busy; table.c's
+ * header makes that word unique to the live tracker of the address (a
+ * retired or reused tracker fails it, and the pool is never unmapped while
+ * on).  So a lock or unlock that hits reads one word of ours and writes
+ * nothing.  Filled on a miss (builtin.c); the kernel-style table has no
+ * lockless path, so no cache.
+ */
+#define ODEBUG_MCACHE_BITS	5
+extern ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
+extern uint64_t odebug_mutex_slot_bits;	/* the mutex descriptor's slot, in a word */
+
+static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
+{
+	return &odebug_mcache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - ODEBUG_MCACHE_BITS)];
+}
+
+static inline bool odebug_mutex_cached(const void *addr)
+{
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)addr;
+	return false;
+#else
+	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
+
+	/*
+	 * INACTIVE (2) or ACTIVE (3), busy clear: one compare.  Not a mutex
+	 * re-initialised process-shared since the entry was made (tracked
+	 * mode: another thread's entry would still match its word).
+	 */
+	return t && (odebug_tracker_word(t) | 1) ==
+		    (odebug_word((uintptr_t)addr, 0, ODEBUG_STATE_ACTIVE) |
+		     odebug_load(&odebug_mutex_slot_bits)) &&
+	       !(((const pthread_mutex_t *)addr)->__data.__kind & 128);
+#endif
+}
+
 /* What a step does to an object's tracker, under its bucket lock. */
 enum odebug_bop {
 	BOP_PEEK,	/* nothing: report the state */
@@ -57,6 +100,8 @@ enum odebug_bop {
 	BOP_WAKE_ALL,	/* no waiter left: INACTIVE */
 	BOP_ARRIVE,	/* barrier: arg waiters (0: the last arrived, all go) */
 	BOP_RESET,	/* -> INIT, no reader or waiter */
+	BOP_USE,	/* a mutex locked, its hold kept by glibc: INIT -> INACTIVE */
+	BOP_SYNC,	/* a mutex: ACTIVE if its words show it held, else not */
 };
 /* Returned by a step on an address tracked with another descriptor. */
 #define ODEBUG_STATE_FOREIGN ODEBUG_STATE_MAX
@@ -74,12 +119,31 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
 void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d);
 
 /* Mutexes (glibc's structure tells whether and by whom one is held). */
+int odebug_b_mutex_peek(void *addr);
 void odebug_b_mutex_destroy(void *addr, int result, int before);
 void odebug_b_mutex_unlock(void *addr);
 void odebug_b_cond_wait_begin(void *cond, void *mutex);
 void odebug_b_cond_wait_end(void *cond, void *mutex);
 void odebug_b_rwlock_unlock(void *addr);
 int odebug_b_self(void);
+
+/*
+ * The free check of live memory (freecheck.c), under the bucket lock:
+ * the trackers of mutexes in [start, end) on @chains take the hold their
+ * words show, so "free active" is decided as for any object.  One load
+ * and branch until a mutex whose hold glibc keeps is tracked.
+ */
+extern int odebug_mutex_derived;
+void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
+			      uintptr_t start, uintptr_t end);
+static inline void odebug_builtin_sync_range(struct odebug_bucket *b, uint64_t chains,
+					     uintptr_t start, uintptr_t end)
+{
+	if (unlikely(odebug_load(&odebug_mutex_derived)))
+		odebug_builtin_sync_slow(b, chains, start, end);
+}
+
+void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);

@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
-#include "internal.h"
+#include "builtin.h"
 
 unsigned long odebug_max_checked;
 
@@ -57,6 +57,8 @@ repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
+	if (!rc->dead)	/* a mutex's hold lives in its words (builtin.c) */
+		odebug_builtin_sync_range(b, chains, start, end);
 	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
 	if (t) {
 		odebug_tracker_snapshot(&o, t);

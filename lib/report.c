@@ -556,6 +556,7 @@ static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 	do {
 		a->got = a->seen = 0;
 		odebug_bucket_lock(b);
+		odebug_builtin_sync_exit(b, chains);	/* mutexes: held as glibc says */
 		odebug_bucket_each(b, chains, collect_active, a);
 		odebug_bucket_unlock(b);
 		for (k = 0; k < a->got; k++)

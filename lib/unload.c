@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "builtin.h"
 
 /*
  * Drop every tracker whose object starts in [start, end).  For each ACTIVE
@@ -92,6 +92,7 @@ static bool copy_bucket(struct odebug_bucket *b, uint64_t chains,
 	struct copy_ctx cc = { ctx, start, end };
 
 	odebug_bucket_lock(b);
+	odebug_builtin_sync_range(b, chains, start, end);	/* mutexes: still mapped */
 	odebug_bucket_each(b, chains, copy_one, &cc);
 	odebug_bucket_unlock(b);
 	return false;

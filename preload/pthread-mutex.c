@@ -14,9 +14,9 @@
 #define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
 #define D (&odebug_mutex_descr)
 
-/* After any lock call: the hold begins, or a refused lock is checked. */
+/* After any lock call but a cache hit: the hold begins, or a refused lock is checked. */
 /* (errno: the fast paths leave it alone, the slow ones restore it.) */
-ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 {
 	int saved;
 
@@ -32,6 +32,14 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
 	else if (r == EINVAL)
 		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
 	errno = saved;
+}
+
+/* glibc keeps the hold, and we know the mutex: nothing to write. */
+ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+{
+	if (likely(r == 0 && odebug_mutex_cached(m)))
+		return;
+	locked_slow(m, r);
 }
 
 ODEBUG_INLINE int mutex_init(int (*next)(pthread_mutex_t *, const pthread_mutexattr_t *),
@@ -56,7 +64,7 @@ ODEBUG_INLINE int mutex_destroy(int (*next)(pthread_mutex_t *), pthread_mutex_t 
 	if (likely(!ON))
 		return next(m);
 	saved = errno;
-	before = odebug_builtin_step(m, D, BOP_PEEK, 0);
+	before = odebug_b_mutex_peek(m);
 	r = next(m);
 	odebug_b_mutex_destroy(m, r, before);
 	errno = saved;
@@ -109,6 +117,9 @@ INTERPOSE_230_234(int, pthread_mutex_clocklock,
 ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
 	if (likely(!ON))
+		return next(m);
+	/* Held, and glibc keeps the hold: nothing to check or write. */
+	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m)))
 		return next(m);
 	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);

@@ -24,8 +24,10 @@ ODEBUG_INLINE void mtx_locked(mtx_t *m, int r)
 	int saved = errno;
 	pthread_mutex_t *p = pm(m);
 
-	if (r == thrd_success &&
-	    !((p->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && p->__data.__count > 1))
+	if (r == thrd_success && odebug_mutex_cached(m))
+		;	/* glibc keeps the hold, and we know the mutex: nothing to write */
+	else if (r == thrd_success &&
+		 !((p->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && p->__data.__count > 1))
 		odebug_b_lock(m, MD, BOP_LOCK);
 	else if (r == thrd_error)	/* EINVAL underneath: destroyed, or no mutex */
 		odebug_b_use(m, MD, BOP_PEEK, 0, "lock");
@@ -95,7 +97,7 @@ ODEBUG_INLINE void mtx_destroy_(void (*next)(mtx_t *), mtx_t *m)
 		return;
 	}
 	saved = errno;
-	before = odebug_builtin_step(m, MD, BOP_PEEK, 0);
+	before = odebug_b_mutex_peek(m);
 	next(m);
 	odebug_b_mutex_destroy(m, pm(m)->__data.__kind == -1 ? 0 : EBUSY, before);
 	errno = saved;
