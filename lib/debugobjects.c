@@ -176,13 +176,13 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		const struct debug_obj_descr *descr, bool onstack,
 		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
-	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+	struct odebug_tracker *t = odebug_lookup_any(b, (uintptr_t)addr);
 	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
 	bool is_on;
 	int slot;
 
-	if (t)
+	if (t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED)
 		return t;
 	if (alloc_ifstatic) {
 		if (!descr->is_static_object || !descr->is_static_object(addr)) {
@@ -205,14 +205,18 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_OFF;
 		return NULL;
 	}
-	t = odebug_pool_alloc();
-	if (!t) {
-		*miss = MISS_POOL_EMPTY;
-		return NULL;
+	if (t) {	/* debug_object_free()d, still linked: tracked again in place */
+		odebug_revive(t, odebug_word((uintptr_t)addr, (unsigned int)slot, state));
+	} else {
+		t = odebug_pool_alloc();
+		if (!t) {
+			*miss = MISS_POOL_EMPTY;
+			return NULL;
+		}
+		__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
+				 __ATOMIC_RELAXED);
+		odebug_insert(b, t);
 	}
-	__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
-			 __ATOMIC_RELAXED);
-	odebug_insert(b, t);
 	*made = true;
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
@@ -635,13 +639,18 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 again:
 	w = odebug_tracker_word(t);
 	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
-		/* Claimed: a lockless activate now fails, or it came first. */
-		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		/* FREED (or unlinked): a lockless activate now fails, or it came first. */
+		switch (odebug_release(b, t, w)) {
+		case -1:
 			goto again;
-		odebug_remove(b, t);
-		unlock_bucket(b);
-		odebug_pool_free(t);
-		return;
+		case 1:
+			unlock_bucket(b);
+			odebug_pool_free(t);
+			return;
+		default:
+			unlock_bucket(b);
+			return;
+		}
 	}
 	misuse(b, t, w, "free", descr->fixup_free, addr);
 }

@@ -62,11 +62,12 @@ struct odebug_tracker {
 #define ODEBUG_STATE_BITS	7u
 #define ODEBUG_WORD_BUSY	8u
 #define ODEBUG_WORD_RETIRED	7u		/* a state no tracker in a chain has */
+#define ODEBUG_WORD_FREED	6u		/* linked, untracked: debug_object_free()d */
 #define ODEBUG_DESCR_SHIFT	4
 #define ODEBUG_DESCR_SLOTS	4096u		/* 12 bits */
 #define ODEBUG_ADDR_SHIFT	16
 #define ODEBUG_ADDR_LIMIT	((uintptr_t)1 << (64 - ODEBUG_ADDR_SHIFT))
-_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_WORD_RETIRED, "states fit below RETIRED");
+_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_WORD_FREED, "states fit below FREED and RETIRED");
 _Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 16, "a tracker is 16 bytes");
 
 static inline uint64_t odebug_word(uintptr_t addr, unsigned int slot, enum debug_obj_state state)
@@ -343,6 +344,8 @@ static inline bool odebug_tracking_any(void)
 }
 struct odebug_tracker *odebug_pool_alloc(void);
 void odebug_pool_free(struct odebug_tracker *t);
+void odebug_pool_recycle(struct odebug_tracker *t);
+void odebug_pool_count(bool alloc);
 void odebug_pool_lock(void);
 void odebug_pool_unlock(void);
 void odebug_pool_stats(struct debug_objects_stats *s);
@@ -534,6 +537,9 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 #endif
 /* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
+struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr);
+int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w);
+void odebug_revive(struct odebug_tracker *t, uint64_t w);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,

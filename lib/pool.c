@@ -353,6 +353,19 @@ struct odebug_tracker *odebug_pool_alloc(void)
 }
 
 /*
+ * A tracker made FREED (debug_object_free) or revived (init), staying
+ * linked: counted as given back or handed out, with no pool traffic.
+ */
+void odebug_pool_count(bool alloc)
+{
+	odebug_guard_enter();
+	count_op(alloc ? &cache.allocs : &cache.frees);
+	odebug_guard_exit();
+}
+
+static void put(struct odebug_tracker *t);
+
+/*
  * May be called without a bucket lock: the guard covers the cache, which a
  * signal handler's free() must not touch halfway through an update.
  */
@@ -360,6 +373,20 @@ void odebug_pool_free(struct odebug_tracker *t)
 {
 	odebug_guard_enter();
 	count_op(&cache.frees);
+	put(t);
+	odebug_guard_exit();
+}
+
+/* A FREED tracker unlinked: its free was counted when it became FREED. */
+void odebug_pool_recycle(struct odebug_tracker *t)
+{
+	odebug_guard_enter();
+	put(t);
+	odebug_guard_exit();
+}
+
+static void put(struct odebug_tracker *t)
+{
 	if (!cache.registered) {	/* no exit hook: nothing to cache */
 		odebug_pool_lock();
 		give(t);
@@ -378,7 +405,6 @@ void odebug_pool_free(struct odebug_tracker *t)
 			odebug_pool_unlock();
 		}
 	}
-	odebug_guard_exit();
 }
 
 void odebug_pool_stats(struct debug_objects_stats *s)

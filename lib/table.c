@@ -562,8 +562,11 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 	return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 }
 
-/* Find the tracker of @addr; the bucket lock is held. */
-struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
+/*
+ * The tracker linked for @addr, FREED or not (at most one is); the bucket
+ * lock is held.  Object init revives a FREED one in place.
+ */
+struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t;
 	unsigned long cnt = 0;
@@ -579,6 +582,51 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 	if (cnt > odebug_load(&odebug_max_chain))
 		odebug_stat_max(&odebug_max_chain, cnt);
 	return NULL;
+}
+
+/* Find the tracker of @addr, a tracked one (not FREED); the bucket lock is held. */
+struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
+{
+	struct odebug_tracker *t = odebug_lookup_any(b, addr);
+
+	return t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED ? t : NULL;
+}
+
+/**
+ * odebug_release - stop tracking @t (debug_object_free), the bucket lock held
+ * @w:	the word the caller decided on (not ACTIVE)
+ *
+ * The tracker stays linked, FREED: the next init of the same address
+ * revives it in place (odebug_revive()), so an object's free and init
+ * cost no pool, chain, occupancy or region change; the free check
+ * reclaims the FREED trackers of the memory released (odebug_bucket_take).
+ * Returns -1 when a lockless call changed the word since @w (decide
+ * again), 0 when done; 1 would mean unlinked, for the caller to give to
+ * the pool (table-kernel.c).
+ */
+int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
+{
+	(void)b;
+	/* A CAS: a lockless activate now fails, or it came first. */
+	if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)(ODEBUG_STATE_BITS | ODEBUG_WORD_BUSY)) |
+				ODEBUG_WORD_FREED))
+		return -1;
+	odebug_pool_count(false);
+	return 0;
+}
+
+/*
+ * Track again, as @w (INIT), the FREED tracker @t of the same address;
+ * the bucket lock is held.  No lockless call writes a FREED word, so a
+ * store does: the release orders astate and the origins before it.
+ */
+void odebug_revive(struct odebug_tracker *t, uint64_t w)
+{
+	t->astate = 0;
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, 0);
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, 0);
+	__atomic_store_n(&t->word, w, __ATOMIC_RELEASE);
+	odebug_pool_count(true);
 }
 
 /* @t's word is set: the release store publishes it to lockless readers. */
@@ -651,6 +699,14 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 			}
 			if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
 				return t;
+			if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+				/* Untracked already, and counted so: back to the pool. */
+				__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
+				__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+				forget(b, t);
+				odebug_pool_recycle(t);
+				continue;
+			}
 			/* Claimed, unless a lockless activate got there first: look again. */
 			if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
 				continue;
@@ -677,7 +733,8 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
 		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
 		     t; t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (fn(t, ctx))
+			if (odebug_tracker_state(t) != (enum debug_obj_state)ODEBUG_WORD_FREED &&
+			    fn(t, ctx))
 				return true;
 	return false;
 }
