@@ -10,6 +10,9 @@
  *	free -> init -> activate -> deactivate, four operations.  M operations
  *	in all (M / 4 cycles); prints the wall time per operation (total wall
  *	time / M, so with T threads it is the inverse of the throughput).
+ *	With --mix 2, issue 14's second mix: the objects stay ACTIVE between
+ *	cycles, and a cycle is deactivate -> free -> init -> activate (the
+ *	first call of a cycle is then a lockless one on a cold object).
  *
  * bench-objops mem --live N [--per-page P]
  *	Resident bytes of the anonymous mappings (not the heap, not the stack,
@@ -65,6 +68,7 @@ struct worker {
 };
 
 static pthread_barrier_t start_line;
+static unsigned long mix = 1;		/* --mix: 1 free first, 2 deactivate first */
 
 /* 100 distinct call sites, for origins: site_00 .. site_99. */
 static volatile unsigned int site_sink;
@@ -140,19 +144,33 @@ static void *cycle_thread(void *arg)
 
 		debug_object_init(obj, &bench_descr);
 		debug_object_activate(obj, &bench_descr);
-		debug_object_deactivate(obj, &bench_descr);
+		if (mix == 1)
+			debug_object_deactivate(obj, &bench_descr);
 	}
 	pthread_barrier_wait(&start_line);
 	t0 = now_ns();
-	for (c = 0; c < w->cycles; c++) {
-		void *obj;
+	if (mix == 1) {
+		for (c = 0; c < w->cycles; c++) {
+			void *obj;
 
-		s = next_rand(s);
-		obj = obj_at(&w->r, pick(s, w->r.n));
-		debug_object_free(obj, &bench_descr);
-		debug_object_init(obj, &bench_descr);
-		debug_object_activate(obj, &bench_descr);
-		debug_object_deactivate(obj, &bench_descr);
+			s = next_rand(s);
+			obj = obj_at(&w->r, pick(s, w->r.n));
+			debug_object_free(obj, &bench_descr);
+			debug_object_init(obj, &bench_descr);
+			debug_object_activate(obj, &bench_descr);
+			debug_object_deactivate(obj, &bench_descr);
+		}
+	} else {
+		for (c = 0; c < w->cycles; c++) {
+			void *obj;
+
+			s = next_rand(s);
+			obj = obj_at(&w->r, pick(s, w->r.n));
+			debug_object_deactivate(obj, &bench_descr);
+			debug_object_free(obj, &bench_descr);
+			debug_object_init(obj, &bench_descr);
+			debug_object_activate(obj, &bench_descr);
+		}
 	}
 	w->ns = now_ns() - t0;
 	pthread_barrier_wait(&start_line);
@@ -186,10 +204,10 @@ static int cycle(unsigned long live, unsigned long per_page, unsigned long threa
 		sum += w[i].ns;
 	}
 	debug_objects_get_stats(&st, sizeof(st));
-	printf("objops mode=cycle live=%lu per_page=%lu threads=%lu ops=%lu "
+	printf("objops mode=cycle mix=%lu live=%lu per_page=%lu threads=%lu ops=%lu "
 	       "ns_per_op=%.2f thread_ns_per_op=%.2f mops=%.3f enabled=%d "
 	       "pool_used=%lu max_chain=%lu\n",
-	       live / threads * threads, per_page, threads, cycles * 4 * threads,
+	       mix, live / threads * threads, per_page, threads, cycles * 4 * threads,
 	       wall / (double)(cycles * 4 * threads),
 	       sum / (double)threads / (double)(cycles * 4),
 	       (double)(cycles * 4 * threads) / wall * 1e3,
@@ -394,13 +412,17 @@ int main(int argc, char **argv)
 			threads = arg_num(argv[a + 1]);
 		else if (!strcmp(argv[a], "--ops"))
 			ops = arg_num(argv[a + 1]);
+		else if (!strcmp(argv[a], "--mix"))
+			mix = arg_num(argv[a + 1]);
 		else
 			break;
 	}
 	if (a != argc || !live || live >= 1ul << 32 || !threads || threads > 64 ||
-	    live < threads || !per_page || per_page > 512 || PAGE % per_page) {
+	    live < threads || !per_page || per_page > 512 || PAGE % per_page ||
+	    (mix != 1 && mix != 2)) {
 		fprintf(stderr, "usage: bench-objops cycle|mem|activate|hot [--live N] "
-			"[--per-page P (1..512, a power of 2)] [--threads T] [--ops M]\n"
+			"[--per-page P (1..512, a power of 2)] [--threads T] [--ops M] "
+			"[--mix 1|2]\n"
 			"  (N, M take k = 1000 and m = 1000000)\n");
 		return 2;
 	}
