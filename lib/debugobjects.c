@@ -31,6 +31,7 @@ static struct odebug_bucket *lock_bucket(const void *addr)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 
+	odebug_prefetch(b, (uintptr_t)addr);
 	odebug_bucket_lock(b);
 	return b;
 }

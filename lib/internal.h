@@ -14,6 +14,15 @@
 #include <stdint.h>
 
 #include "lock.h"
+#if (defined(__x86_64__)) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define ODEBUG_LOCAL_CAS 1
+#endif
+#endif
+#ifndef ODEBUG_LOCAL_CAS
+#define ODEBUG_LOCAL_CAS 0
+#endif
 /* The library defines the functions the header would inline. */
 #define ODEBUG_OUT_OF_LINE
 #include "odebug.h"
@@ -110,6 +119,25 @@ static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, ui
 	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
 	return true;
 #else
+#if ODEBUG_LOCAL_CAS
+	/*
+	 * No other thread (glibc's __libc_single_threaded, as libstdc++ reads
+	 * it for shared_ptr): the word can only change under us in a signal
+	 * handler, which runs between instructions, so one cmpxchg without
+	 * the lock prefix is atomic enough, and it neither locks the line
+	 * nor drains the store buffer.  The flag turns false before the
+	 * second thread starts and cannot while this thread is in here.
+	 */
+	if (__libc_single_threaded) {
+		bool ok;
+
+		__asm__ volatile("cmpxchgq %3, %1"
+				 : "+a"(old), "+m"(t->word), "=@ccz"(ok)
+				 : "r"(new)
+				 : "memory");
+		return ok;
+	}
+#endif
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 #endif
@@ -535,6 +563,27 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 	return NULL;
 }
 #endif
+/*
+ * Before taking @b's lock for @addr: start the misses of its lock line, its
+ * chain head and the chain's first tracker together.  The lock is a locked
+ * instruction, which waits for every earlier load: without this the three
+ * misses of a cold object come one after another.  Prefetches are not
+ * waited for; the head is a plain load, checked as odebug_peek() checks it.
+ */
+static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
+{
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)b, (void)addr;	/* the kernel's table, as it is */
+#else
+	uint32_t i;
+
+	__builtin_prefetch(b, 1);
+	i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_RELAXED);
+	if (i && i < odebug_load(&odebug_pool_reserved))
+		__builtin_prefetch(&odebug_pool_base[i], 1);
+#endif
+}
+
 /* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
 struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr);
