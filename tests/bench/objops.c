@@ -9,7 +9,9 @@
  *	uniformly at random and ends its life and starts the next one:
  *	free -> init -> activate -> deactivate, four operations.  M operations
  *	in all (M / 4 cycles); prints the wall time per operation (total wall
- *	time / M, so with T threads it is the inverse of the throughput).
+ *	time / M, so with T threads it is the inverse of the throughput), and
+ *	each thread's CPU time per operation (cpu_ns_per_op, the mean over
+ *	threads): what sharing costs, apart from waiting for a core.
  *	With --mix 2, issue 14's second mix: the objects stay ACTIVE between
  *	cycles, and a cycle is deactivate -> free -> init -> activate (the
  *	first call of a cycle is then a lockless one on a cold object).
@@ -64,7 +66,7 @@ struct worker {
 	struct region r;
 	unsigned long cycles;
 	uint64_t seed;
-	double ns;
+	double ns, cpu_ns;
 };
 
 static pthread_barrier_t start_line;
@@ -104,12 +106,17 @@ static unsigned long pick(uint64_t s, unsigned long n)
 	return (unsigned long)(((s >> 32) * (uint64_t)n) >> 32);
 }
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static double now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void region_map(struct region *r, unsigned long n, unsigned long per_page)
@@ -137,7 +144,7 @@ static void *cycle_thread(void *arg)
 	struct worker *w = arg;
 	uint64_t s = w->seed;
 	unsigned long c, i;
-	double t0;
+	double t0, cpu0;
 
 	for (i = 0; i < w->r.n; i++) {
 		void *obj = obj_at(&w->r, i);
@@ -149,6 +156,7 @@ static void *cycle_thread(void *arg)
 	}
 	pthread_barrier_wait(&start_line);
 	t0 = now_ns();
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	if (mix == 1) {
 		for (c = 0; c < w->cycles; c++) {
 			void *obj;
@@ -173,6 +181,7 @@ static void *cycle_thread(void *arg)
 		}
 	}
 	w->ns = now_ns() - t0;
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	pthread_barrier_wait(&start_line);
 	return NULL;
 }
@@ -183,7 +192,7 @@ static int cycle(unsigned long live, unsigned long per_page, unsigned long threa
 	struct debug_objects_stats st;
 	struct worker *w = calloc(threads, sizeof(*w));
 	unsigned long i, cycles = ops / 4 / threads;
-	double t0, wall, sum = 0;
+	double t0, wall, sum = 0, cpu = 0;
 
 	if (!w)
 		return 1;
@@ -202,14 +211,16 @@ static int cycle(unsigned long live, unsigned long per_page, unsigned long threa
 	for (i = 0; i < threads; i++) {
 		pthread_join(w[i].thread, NULL);
 		sum += w[i].ns;
+		cpu += w[i].cpu_ns;
 	}
 	debug_objects_get_stats(&st, sizeof(st));
 	printf("objops mode=cycle mix=%lu live=%lu per_page=%lu threads=%lu ops=%lu "
-	       "ns_per_op=%.2f thread_ns_per_op=%.2f mops=%.3f enabled=%d "
+	       "ns_per_op=%.2f thread_ns_per_op=%.2f cpu_ns_per_op=%.2f mops=%.3f enabled=%d "
 	       "pool_used=%lu max_chain=%lu\n",
 	       mix, live / threads * threads, per_page, threads, cycles * 4 * threads,
 	       wall / (double)(cycles * 4 * threads),
 	       sum / (double)threads / (double)(cycles * 4),
+	       cpu / (double)threads / (double)(cycles * 4),
 	       (double)(cycles * 4 * threads) / wall * 1e3,
 	       (int)debug_objects_enabled(), st.pool_used, st.max_chain);
 	free(w);
