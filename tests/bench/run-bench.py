@@ -285,25 +285,38 @@ class Bench:
                 t1, c1 = cycle(1000, 1, 1, ops)
                 t2, c2 = cycle(1000, 1, 2, ops)
                 self.add(f'{k}.1k.sparse.t1.ns', t1)
+                self.add(f'{k}.1k.sparse.t1.cpu_ns', c1)
                 self.add(f'{k}.1k.sparse.t2.ns', t2)
                 self.add(f'{k}.1k.t2_vs_t1', t1 / t2)
                 self.add(f'{k}.1k.t2_vs_t1_cpu', 2 * c1 / c2)
                 self.add(f'{k}.1k.dense.t1.ns', cycle(1000, 64, 1, ops)[0])
                 for mix in (1, 2):
-                    worst = 0
+                    worst = worst_cpu = 0
                     for pp in (1, 2, 4, 8, 16, 32, 64):
-                        ns = cycle(big, pp, 1, 2 * ops // 4, mix)[0]
+                        ns, cpu = cycle(big, pp, 1, 2 * ops // 4, mix)
                         self.add(f'{k}.1m.mix{mix}.p{pp}.ns', ns)
+                        self.add(f'{k}.1m.mix{mix}.p{pp}.cpu_ns', cpu)
                         worst = max(worst, ns)
+                        worst_cpu = max(worst_cpu, cpu)
                     self.add(f'{k}.1m.mix{mix}.worst.ns', worst)
+                    self.add(f'{k}.1m.mix{mix}.worst.cpu_ns', worst_cpu)
                 p = self.run([os.path.join(bindir, 'bench-objops'), 'hot', '--ops', '4000000'], env)
                 f = self.fields(p.stdout)
                 self.add(f'{k}.hot.ratio', float(f['ratio']))
                 self.add(f'{k}.hot.ns_per_call', float(f['ns_per_call']))
                 plain = self.timed([os.path.join(self.bin, 'bench-timer-plain'), timer_ops],
                                    self.env())
+                plain_cpu = self.last_cpu
                 on = self.timed([os.path.join(bindir, 'bench-timer-odebug'), timer_ops], env)
                 self.add(f'{k}.timer.ratio', on / plain)
+                self.add(f'{k}.timer.cpu_ratio', self.last_cpu / plain_cpu)
+                if label == builds[0][0]:
+                    # The floor: one compare-and-swap per call (timer.c's TIMER_FLOOR).
+                    for name in ('floor', 'floor-local'):
+                        w = self.timed([os.path.join(self.bin, f'bench-timer-{name}'), timer_ops],
+                                       self.env())
+                        self.add(f'table.timer.{name}.ratio', w / plain)
+                        self.add(f'table.timer.{name}.cpu_ratio', self.last_cpu / plain_cpu)
             base = builds[1][0] if len(builds) > 1 else None
             if base:
                 self.add('table.1k.sparse.vs_base',
@@ -317,6 +330,7 @@ class Bench:
                 continue
             row(f'[{label}] object operation, 1 K live, sparse, 1 thread', f'{k}.1k.sparse.t1.ns',
                 ' ns', 2, '—', None)
+            row(f'[{label}] the same, CPU time', f'{k}.1k.sparse.t1.cpu_ns', ' ns', 2, '—', None)
             row(f'[{label}] the same, dense (64 per page)', f'{k}.1k.dense.t1.ns', ' ns', 2,
                 '—', None)
             row(f'[{label}] 2 threads vs 1, disjoint objects, 1 K live, wall', f'{k}.1k.t2_vs_t1',
@@ -329,10 +343,23 @@ class Bench:
                         f'{k}.1m.mix{mix}.p{pp}.ns', ' ns', 1, '≤ 100 ns', lambda v: v <= 100)
                 row(f'[{label}] 1 M live, worst density, mix {mix}', f'{k}.1m.mix{mix}.worst.ns',
                     ' ns', 1, '≤ 100 ns', lambda v: v <= 100)
+                for pp in (1, 2, 4, 8, 16, 32, 64):
+                    row(f'[{label}] 1 M live, {pp} per page, mix {mix}, CPU time',
+                        f'{k}.1m.mix{mix}.p{pp}.cpu_ns', ' ns', 1, '(≤ 100 ns)', lambda v: v <= 100)
+                row(f'[{label}] 1 M live, worst density, mix {mix}, CPU time',
+                    f'{k}.1m.mix{mix}.worst.cpu_ns', ' ns', 1, '(≤ 100 ns)', lambda v: v <= 100)
             row(f'[{label}] hot call / spinlock pair', f'{k}.hot.ratio', '', 3, '≤ 1.3',
                 lambda v: v <= 1.3)
             row(f'[{label}] timer wheel ODEBUG=1 / plain, wall', f'{k}.timer.ratio', '', 3,
                 '≤ 1.3', lambda v: v <= 1.3)
+            row(f'[{label}] the same, CPU time', f'{k}.timer.cpu_ratio', '', 3, '(≤ 1.3)',
+                lambda v: v <= 1.3)
+        for name, what in (('floor', 'one locked CAS per call'),
+                           ('floor-local', 'one unlocked cmpxchg per call')):
+            row(f'timer wheel floor, {what} / plain, wall', f'table.timer.{name}.ratio', '', 3,
+                '—', None)
+            row(f'timer wheel floor, {what} / plain, CPU time', f'table.timer.{name}.cpu_ratio',
+                '', 3, '—', None)
         row('1 K sparse, this build / the first --baseline, per round', 'table.1k.sparse.vs_base',
             '', 3, '≤ 1', lambda v: v <= 1)
 
