@@ -59,24 +59,37 @@
  * activate, deactivate, a mutex's lock and unlock) rest on these, about a
  * tracker's word (address | descriptor slot | busy | state, internal.h):
  * - at most one tracker whose word holds a given address and is not
- *   RETIRED exists at any time: it is made under the address's bucket lock
- *   after a lookup found none, and marked RETIRED under that lock before it
- *   is unlinked; a tracker in the pool is RETIRED or fresh (address 0,
- *   which no call passes);
- * - every change of a linked tracker's word is a compare-and-swap against
- *   the word the change was decided on, under the bucket lock or not; the
- *   locked path reads the word again and decides again when its CAS fails,
- *   so no lockless change is lost and the locked path stays authoritative;
+ *   RETIRED exists at any time, FREED or not: it is made under the
+ *   address's bucket lock after a lookup found none (odebug_lookup_any():
+ *   a FREED one is revived instead), and marked RETIRED under that lock
+ *   before it is unlinked; a tracker in the pool is RETIRED or fresh
+ *   (address 0, which no call passes);
+ * - FREED (debug_object_free()) is "linked but untracked": odebug_lookup()
+ *   and odebug_bucket_each() pass over it, odebug_peek()'s callers leave
+ *   it to the locked path (it is none of INIT, INACTIVE, ACTIVE), the next
+ *   init of the address revives it in place (INIT, by a release store),
+ *   and the free check unlinks it silently, its free already counted.  A
+ *   tracker becomes FREED only under the bucket lock, by a CAS;
+ * - every change of a linked tracker's word that a lockless call could
+ *   race is a compare-and-swap against the word the change was decided
+ *   on, under the bucket lock or not; the locked path reads the word again
+ *   and decides again when its CAS fails, so no lockless change is lost
+ *   and the locked path stays authoritative.  A FREED word is changed by
+ *   a store (revive, reclaim), under the lock: no lockless call writes one;
  * - the lockless calls change only INIT, INACTIVE and ACTIVE words, leave
- *   everything else (NONE, DESTROYED, RETIRED, a misuse, busy set where it
- *   matters, a failed CAS, origins=1) to the locked path, and never touch
- *   astate (busy mirrors astate != 0, both changed under the lock);
- * - a tracker leaves the table only by a CAS (or, whatever its state, an
- *   atomic OR) to RETIRED under the bucket lock, so a free check that
- *   claims an inactive tracker and a lockless activate of it are ordered:
- *   either the activate came first and the free check sees ACTIVE and
- *   reports, or the claim came first and the activate's CAS fails and the
- *   locked path finds the object untracked;
+ *   everything else (NONE, DESTROYED, FREED, RETIRED, a misuse, busy set
+ *   where it matters, a failed CAS, origins=1) to the locked path, and
+ *   never touch astate (busy mirrors astate != 0, both changed under the
+ *   lock);
+ * - a tracked object stops being tracked only by a CAS under the bucket
+ *   lock (to FREED by debug_object_free, to RETIRED by the free check, or,
+ *   whatever its state, an atomic OR to RETIRED), so a free and a lockless
+ *   activate of the object are ordered: either the activate came first and
+ *   the free sees ACTIVE and reports, or the free came first and the
+ *   activate's CAS fails and the locked path finds the object untracked;
+ * - in a process with one thread (glibc's __libc_single_threaded) the CAS
+ *   is a cmpxchg without the lock prefix (internal.h): only a signal
+ *   handler can interleave, and only between instructions;
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index
  *   against the pool's reservation (never unmapped while on) and stops
