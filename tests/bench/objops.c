@@ -32,7 +32,10 @@
  *	spinlock lock + unlock pairs (glibc's pthread_spin_lock, our copy:
  *	libodebug interposes glibc's), the two loops
  *	alternated over 11 rounds.  Prints the median ns per call, per pair
- *	and their ratio (with the rounds' lowest and highest ratios).
+ *	and their ratio (with the rounds' lowest and highest ratios).  With
+ *	--threads 2, a second thread sleeps throughout: a process with one
+ *	thread gets libodebug's compare-and-swap without the lock prefix,
+ *	this measures the locked one.
  *
  * Objects are never touched by the benchmark, and libodebug does not read
  * them: their pages stay unpopulated (MAP_NORESERVE), so a million sparse
@@ -356,7 +359,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int hot(unsigned long ops)
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int hot(unsigned long ops, unsigned long threads)
 {
 	static struct { _Alignas(64) char bytes[64]; } objs[16];
 	double call[HOT_ROUNDS], pair[HOT_ROUNDS], ratio[HOT_ROUNDS], t0;
@@ -364,6 +375,12 @@ static int hot(unsigned long ops)
 	static int lock;
 	int r;
 
+	if (threads > 1) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, sleeper, NULL))
+			return 1;
+	}
 	for (i = 0; i < 16; i++)
 		debug_object_init(&objs[i], &bench_descr);
 	for (r = 0; r < HOT_ROUNDS; r++) {
@@ -384,9 +401,9 @@ static int hot(unsigned long ops)
 	qsort(call, HOT_ROUNDS, sizeof(double), cmp_double);
 	qsort(pair, HOT_ROUNDS, sizeof(double), cmp_double);
 	qsort(ratio, HOT_ROUNDS, sizeof(double), cmp_double);
-	printf("objops mode=hot calls=%lu ns_per_call=%.2f ns_per_spin_pair=%.2f "
+	printf("objops mode=hot threads=%lu calls=%lu ns_per_call=%.2f ns_per_spin_pair=%.2f "
 	       "ratio=%.3f ratio_min=%.3f ratio_max=%.3f enabled=%d\n",
-	       2 * n, call[HOT_ROUNDS / 2], pair[HOT_ROUNDS / 2],
+	       threads > 1 ? 2ul : 1ul, 2 * n, call[HOT_ROUNDS / 2], pair[HOT_ROUNDS / 2],
 	       call[HOT_ROUNDS / 2] / pair[HOT_ROUNDS / 2], ratio[0], ratio[HOT_ROUNDS - 1],
 	       (int)debug_objects_enabled());
 	return 0;
@@ -444,7 +461,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "activate"))
 		return activate(live, ops);
 	if (!strcmp(mode, "hot"))
-		return hot(ops);
+		return hot(ops, threads);
 	fprintf(stderr, "bench-objops: unknown mode '%s'\n", mode);
 	return 2;
 }
