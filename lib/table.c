@@ -771,8 +771,12 @@ void odebug_table_drain(void)
 		for (c = 0; c < CHAINS; c++) {
 			struct odebug_tracker *t;
 
-			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext))
+			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext)) {
+				/* A FREED one's free was counted: odebug_trackers_put() counts again. */
+				if (odebug_tracker_state(t) == (enum debug_obj_state)ODEBUG_WORD_FREED)
+					odebug_pool_count(true);
 				__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+			}
 			__atomic_store_n(&heads[i][c], 0, __ATOMIC_RELAXED);
 		}
 		memset(occupied[i], 0, sizeof(occupied[i]));

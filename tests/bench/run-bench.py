@@ -291,6 +291,8 @@ class Bench:
                 self.add(f'{k}.1k.t2_vs_t1_cpu', 2 * c1 / c2)
                 self.add(f'{k}.1k.dense.t1.ns', cycle(1000, 64, 1, ops)[0])
                 for mix in (1, 2):
+                    if label != builds[0][0] and not a.baseline_sweep:
+                        break
                     worst = worst_cpu = 0
                     for pp in (1, 2, 4, 8, 16, 32, 64):
                         ns, cpu = cycle(big, pp, 1, 2 * ops // 4, mix)
@@ -849,6 +851,8 @@ def main():
     ap.add_argument('--baseline', action='append', metavar='BUILD[=LABEL]',
                     help='another build directory run alternately with this one in the '
                     'table group (repeatable; the first is the one 1 K sparse is compared with)')
+    ap.add_argument('--baseline-sweep', action='store_true',
+                    help='run the 1 M live density sweep for the --baseline builds too')
     ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall,eventloop,startup',
                     help='groups to run, comma-separated (plot with --plot; "table": '
                     'issue 14\'s object-operation goals, with --baseline builds alternated)')
