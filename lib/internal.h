@@ -570,6 +570,8 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
  * misses of a cold object come one after another.  Prefetches are not
  * waited for; the head is a plain load, checked as odebug_peek() checks it.
  */
+#define ODEBUG_PREFETCH_MIN	32768	/* trackers out: 512 KiB of them, beyond L2 */
+
 static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
 {
 #ifdef ODEBUG_TABLE_KERNEL
@@ -577,6 +579,9 @@ static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
 #else
 	uint32_t i;
 
+	/* A few thousand objects stay in cache: the prefetch would be pure cost. */
+	if (odebug_load(&odebug_trackers_out) < ODEBUG_PREFETCH_MIN)
+		return;
 	__builtin_prefetch(b, 1);
 	i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_RELAXED);
 	if (i && i < odebug_load(&odebug_pool_reserved))
