@@ -614,6 +614,47 @@ again:
 	}
 }
 
+/*
+ * The FREED tracker this thread made last: a thread keeps at most one.
+ * Freeing another object reclaims the previous one unless an init revived
+ * it meanwhile, so FREED trackers stay bounded (one per thread) even where
+ * no free check ever sees their memory (static or stack objects, a build
+ * without the free() interposer), while a free followed by an init of the
+ * same object, the common case, never pays for an unlink.
+ */
+static ODEBUG_TLS uint32_t last_freed;
+
+/* Unlink @index if it is still FREED (it may have been revived or reused). */
+static void reclaim_freed(uint32_t index)
+{
+	struct odebug_tracker *t = odebug_tracker_at(index);
+	struct odebug_bucket *b;
+	uint64_t w = odebug_tracker_word(t);
+	bool gone = false;
+
+	if (odebug_word_state(w) != ODEBUG_WORD_FREED)
+		return;
+	/* A FREED word is linked in its address's bucket: check it again there. */
+	b = lock_bucket((void *)odebug_word_addr(w));
+	if (odebug_tracker_word(t) == w) {
+		odebug_remove(b, t);
+		gone = true;
+	}
+	unlock_bucket(b);
+	if (gone)
+		odebug_pool_recycle(t);
+}
+
+/* This thread's FREED tracker, at its exit (pool.c) and after the selftest. */
+void odebug_reclaim_last_freed(void)
+{
+	uint32_t index = last_freed;
+
+	last_freed = 0;
+	if (index)
+		reclaim_freed(index);
+}
+
 /**
  * debug_object_free - debug checks when an object is freed
  * @addr:	address of the object
@@ -648,9 +689,15 @@ again:
 			unlock_bucket(b);
 			odebug_pool_free(t);
 			return;
-		default:
+		default: {
+			uint32_t prev = last_freed;
+
+			last_freed = odebug_tracker_index(t);
 			unlock_bucket(b);
+			if (prev && prev != last_freed)
+				reclaim_freed(prev);
 			return;
+		}
 		}
 	}
 	misuse(b, t, w, "free", descr->fixup_free, addr);

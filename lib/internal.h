@@ -605,6 +605,7 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 void odebug_table_drain(void);
 
 /* "debugobjects.c": the state machine */
+void odebug_reclaim_last_freed(void);
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state);

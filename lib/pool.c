@@ -173,6 +173,7 @@ void odebug_pool_drain_cache(void)
 static void cache_flush(void *unused)
 {
 	(void)unused;
+	odebug_reclaim_last_freed();	/* its FREED tracker, if still FREED */
 	/* From now on this thread counts and returns trackers directly. */
 	cache.registered = false;
 	odebug_pool_drain_cache();

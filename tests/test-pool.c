@@ -145,6 +145,31 @@ static void freed_objects_trackers_return_with_their_memory(void **state)
 	free(block);
 }
 
+/*
+ * Objects whose memory no free check sees (static here, or any memory in a
+ * build without the free() interposer), freed and never initialised again:
+ * a thread keeps one FREED tracker at most, so the pool does not grow
+ * with each round.
+ */
+static void freed_trackers_stay_bounded_without_a_free_check(void **state)
+{
+	static char objs[5][N][8];
+	struct debug_objects_stats before, after;
+	int r, i;
+
+	(void)state;
+	before = stats_now();
+	for (r = 0; r < 5; r++) {
+		for (i = 0; i < N; i++)
+			debug_object_init(objs[r][i], &bare_descr);
+		for (i = 0; i < N; i++)
+			debug_object_free(objs[r][i], &bare_descr);
+	}
+	after = stats_now();
+	assert_int_equal(after.pool_used, before.pool_used);
+	assert_true(after.pool_free + after.pool_used < before.pool_free + before.pool_used + 2 * N);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +179,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(freed_trackers_are_reused),
 		cmocka_unit_test(free_and_init_at_one_address_reuse_a_tracker),
 		cmocka_unit_test(freed_objects_trackers_return_with_their_memory),
+		cmocka_unit_test(freed_trackers_stay_bounded_without_a_free_check),
 	};
 
 	(void)argc, (void)argv;
