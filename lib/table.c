@@ -68,8 +68,10 @@
  *   and odebug_bucket_each() pass over it, odebug_peek()'s callers leave
  *   it to the locked path (it is none of INIT, INACTIVE, ACTIVE), the next
  *   init of the address revives it in place (INIT, by a release store),
- *   and the free check unlinks it silently, its free already counted.  A
- *   tracker becomes FREED only under the bucket lock, by a CAS;
+ *   and the free check unlinks it silently, its free already counted (as
+ *   does the thread's next free, debugobjects.c: one FREED tracker per
+ *   thread at most).  A tracker becomes FREED only under the bucket lock,
+ *   by a CAS;
  * - every change of a linked tracker's word that a lockless call could
  *   race is a compare-and-swap against the word the change was decided
  *   on, under the bucket lock or not; the locked path reads the word again
