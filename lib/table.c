@@ -613,7 +613,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
  *
  * The tracker stays linked, FREED: the next init of the same address
  * revives it in place (odebug_revive()), so an object's free and init
- * cost no pool, chain, occupancy or region change; the free check
+ * cost no pool, chain, occupancy or chunk-map change; the free check
  * reclaims the FREED trackers of the memory released (odebug_bucket_take).
  * Returns -1 when a lockless call changed the word since @w (decide
  * again), 0 when done; 1 would mean unlinked, for the caller to give to
