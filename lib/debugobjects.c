@@ -31,6 +31,7 @@ static struct odebug_bucket *lock_bucket(const void *addr)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 
+	odebug_prefetch(b, (uintptr_t)addr);
 	odebug_bucket_lock(b);
 	return b;
 }
@@ -176,13 +177,13 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		const struct debug_obj_descr *descr, bool onstack,
 		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
-	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
+	struct odebug_tracker *t = odebug_lookup_any(b, (uintptr_t)addr);
 	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
 	bool is_on;
 	int slot;
 
-	if (t)
+	if (t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED)
 		return t;
 	if (alloc_ifstatic) {
 		if (!descr->is_static_object || !descr->is_static_object(addr)) {
@@ -205,14 +206,18 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		*miss = MISS_OFF;
 		return NULL;
 	}
-	t = odebug_pool_alloc();
-	if (!t) {
-		*miss = MISS_POOL_EMPTY;
-		return NULL;
+	if (t) {	/* debug_object_free()d, still linked: tracked again in place */
+		odebug_revive(t, odebug_word((uintptr_t)addr, (unsigned int)slot, state));
+	} else {
+		t = odebug_pool_alloc();
+		if (!t) {
+			*miss = MISS_POOL_EMPTY;
+			return NULL;
+		}
+		__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
+				 __ATOMIC_RELAXED);
+		odebug_insert(b, t);
 	}
-	__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
-			 __ATOMIC_RELAXED);
-	odebug_insert(b, t);
 	*made = true;
 
 	is_on = odebug_on_stack((uintptr_t)addr, &stack);
@@ -609,6 +614,47 @@ again:
 	}
 }
 
+/*
+ * The FREED tracker this thread made last: a thread keeps at most one.
+ * Freeing another object reclaims the previous one unless an init revived
+ * it meanwhile, so FREED trackers stay bounded (one per thread) even where
+ * no free check ever sees their memory (static or stack objects, a build
+ * without the free() interposer), while a free followed by an init of the
+ * same object, the common case, never pays for an unlink.
+ */
+static ODEBUG_TLS uint32_t last_freed;
+
+/* Unlink @index if it is still FREED (it may have been revived or reused). */
+static void reclaim_freed(uint32_t index)
+{
+	struct odebug_tracker *t = odebug_tracker_at(index);
+	struct odebug_bucket *b;
+	uint64_t w = odebug_tracker_word(t);
+	bool gone = false;
+
+	if (odebug_word_state(w) != ODEBUG_WORD_FREED)
+		return;
+	/* A FREED word is linked in its address's bucket: check it again there. */
+	b = lock_bucket((void *)odebug_word_addr(w));
+	if (odebug_tracker_word(t) == w) {
+		odebug_remove(b, t);
+		gone = true;
+	}
+	unlock_bucket(b);
+	if (gone)
+		odebug_pool_recycle(t);
+}
+
+/* This thread's FREED tracker, at its exit (pool.c) and after the selftest. */
+void odebug_reclaim_last_freed(void)
+{
+	uint32_t index = last_freed;
+
+	last_freed = 0;
+	if (index)
+		reclaim_freed(index);
+}
+
 /**
  * debug_object_free - debug checks when an object is freed
  * @addr:	address of the object
@@ -635,13 +681,24 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 again:
 	w = odebug_tracker_word(t);
 	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
-		/* Claimed: a lockless activate now fails, or it came first. */
-		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		/* FREED (or unlinked): a lockless activate now fails, or it came first. */
+		switch (odebug_release(b, t, w)) {
+		case -1:
 			goto again;
-		odebug_remove(b, t);
-		unlock_bucket(b);
-		odebug_pool_free(t);
-		return;
+		case 1:
+			unlock_bucket(b);
+			odebug_pool_free(t);
+			return;
+		default: {
+			uint32_t prev = last_freed;
+
+			last_freed = odebug_tracker_index(t);
+			unlock_bucket(b);
+			if (prev && prev != last_freed)
+				reclaim_freed(prev);
+			return;
+		}
+		}
 	}
 	misuse(b, t, w, "free", descr->fixup_free, addr);
 }

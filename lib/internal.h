@@ -14,6 +14,15 @@
 #include <stdint.h>
 
 #include "lock.h"
+#if (defined(__x86_64__)) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define ODEBUG_LOCAL_CAS 1
+#endif
+#endif
+#ifndef ODEBUG_LOCAL_CAS
+#define ODEBUG_LOCAL_CAS 0
+#endif
 /* The library defines the functions the header would inline. */
 #define ODEBUG_OUT_OF_LINE
 #include "odebug.h"
@@ -62,11 +71,12 @@ struct odebug_tracker {
 #define ODEBUG_STATE_BITS	7u
 #define ODEBUG_WORD_BUSY	8u
 #define ODEBUG_WORD_RETIRED	7u		/* a state no tracker in a chain has */
+#define ODEBUG_WORD_FREED	6u		/* linked, untracked: debug_object_free()d */
 #define ODEBUG_DESCR_SHIFT	4
 #define ODEBUG_DESCR_SLOTS	4096u		/* 12 bits */
 #define ODEBUG_ADDR_SHIFT	16
 #define ODEBUG_ADDR_LIMIT	((uintptr_t)1 << (64 - ODEBUG_ADDR_SHIFT))
-_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_WORD_RETIRED, "states fit below RETIRED");
+_Static_assert(ODEBUG_STATE_MAX <= ODEBUG_WORD_FREED, "states fit below FREED and RETIRED");
 _Static_assert(sizeof(void *) != 8 || sizeof(struct odebug_tracker) == 16, "a tracker is 16 bytes");
 
 static inline uint64_t odebug_word(uintptr_t addr, unsigned int slot, enum debug_obj_state state)
@@ -109,6 +119,25 @@ static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, ui
 	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
 	return true;
 #else
+#if ODEBUG_LOCAL_CAS
+	/*
+	 * No other thread (glibc's __libc_single_threaded, as libstdc++ reads
+	 * it for shared_ptr): the word can only change under us in a signal
+	 * handler, which runs between instructions, so one cmpxchg without
+	 * the lock prefix is atomic enough, and it neither locks the line
+	 * nor drains the store buffer.  The flag turns false before the
+	 * second thread starts and cannot while this thread is in here.
+	 */
+	if (__libc_single_threaded) {
+		bool ok;
+
+		__asm__ volatile("cmpxchgq %3, %1"
+				 : "+a"(old), "+m"(t->word), "=@ccz"(ok)
+				 : "r"(new)
+				 : "memory");
+		return ok;
+	}
+#endif
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 #endif
@@ -343,6 +372,8 @@ static inline bool odebug_tracking_any(void)
 }
 struct odebug_tracker *odebug_pool_alloc(void);
 void odebug_pool_free(struct odebug_tracker *t);
+void odebug_pool_recycle(struct odebug_tracker *t);
+void odebug_pool_count(bool alloc);
 void odebug_pool_lock(void);
 void odebug_pool_unlock(void);
 void odebug_pool_stats(struct debug_objects_stats *s);
@@ -532,8 +563,37 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 	return NULL;
 }
 #endif
+/*
+ * Before taking @b's lock for @addr: start the misses of its lock line, its
+ * chain head and the chain's first tracker together.  The lock is a locked
+ * instruction, which waits for every earlier load: without this the three
+ * misses of a cold object come one after another.  Prefetches are not
+ * waited for; the head is a plain load, checked as odebug_peek() checks it.
+ */
+#define ODEBUG_PREFETCH_MIN	32768	/* trackers out: 512 KiB of them, beyond L2 */
+
+static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
+{
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)b, (void)addr;	/* the kernel's table, as it is */
+#else
+	uint32_t i;
+
+	/* A few thousand objects stay in cache: the prefetch would be pure cost. */
+	if (odebug_load(&odebug_trackers_out) < ODEBUG_PREFETCH_MIN)
+		return;
+	__builtin_prefetch(b, 1);
+	i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_RELAXED);
+	if (i && i < odebug_load(&odebug_pool_reserved))
+		__builtin_prefetch(&odebug_pool_base[i], 1);
+#endif
+}
+
 /* With the bucket lock held: */
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr);
+struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr);
+int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w);
+void odebug_revive(struct odebug_tracker *t, uint64_t w);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
@@ -545,6 +605,7 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 void odebug_table_drain(void);
 
 /* "debugobjects.c": the state machine */
+void odebug_reclaim_last_freed(void);
 extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state);

@@ -29,9 +29,16 @@ struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
 uint32_t (*odebug_origins)[2];		/* per tracker, origins=1 only */
 static uint32_t free_head;		/* free list, linked through hnext */
 static unsigned long free_listed;	/* trackers on the free list */
-static unsigned long bump = 1;		/* next never-used index */
-static unsigned long carved = 1;	/* indexes below this are available */
-static unsigned long limit = 1;		/* reserved: indexes below this exist */
+/*
+ * The first index handed out: 0 is none, and 1-3 stay unused so that the
+ * batches of 32 that threads take (16 bytes each) are whole cache lines.
+ * An object keeps its tracker across free and init (table.c's FREED), so
+ * two threads whose batches shared a line would share it for good.
+ */
+#define FIRST	4
+static unsigned long bump = FIRST;	/* next never-used index */
+static unsigned long carved = FIRST;	/* indexes below this are available */
+static unsigned long limit = FIRST;	/* reserved: indexes below this exist */
 unsigned long odebug_pool_reserved;	/* the same, for lockless bounds checks */
 static unsigned long min_free, max_used;
 static bool ready;			/* pool_lock is initialised */
@@ -118,8 +125,8 @@ static void note_peak(unsigned long used)
 		return;
 	if (used > odebug_load(&max_used))
 		odebug_stat_max(&max_used, used);
-	if (carved - 1 >= used && carved - 1 - used < min_free)
-		odebug_store(&min_free, carved - 1 - used);
+	if (carved - FIRST >= used && carved - FIRST - used < min_free)
+		odebug_store(&min_free, carved - FIRST - used);
 }
 
 /*
@@ -143,7 +150,7 @@ static void fold(void)
 	cache.peak = 0;
 	if (peak > 0) {
 		unsigned long used = (unsigned long)((long)(a - f) - net + peak);
-		unsigned long avail = odebug_load(&carved) - 1;
+		unsigned long avail = odebug_load(&carved) - FIRST;
 
 		/* A new peak only: most folds take no lock. */
 		if (used > odebug_load(&max_used) ||
@@ -173,6 +180,7 @@ void odebug_pool_drain_cache(void)
 static void cache_flush(void *unused)
 {
 	(void)unused;
+	odebug_reclaim_last_freed();	/* its FREED tracker, if still FREED */
 	/* From now on this thread counts and returns trackers directly. */
 	cache.registered = false;
 	odebug_pool_drain_cache();
@@ -207,7 +215,7 @@ bool odebug_pool_init(void)
 	}
 	limit = want;
 	odebug_pool_reserved = want;
-	carved = 1 + odebug_opt.pool_size;
+	carved = FIRST + odebug_opt.pool_size;
 	if (carved > limit)
 		carved = limit;
 	min_free = global_free();
@@ -229,7 +237,7 @@ void odebug_pool_fini(void)
 	odebug_unmap(odebug_pool_base, limit * sizeof(*odebug_pool_base));
 	odebug_origins = NULL;
 	odebug_pool_base = NULL;
-	bump = carved = limit = 1;
+	bump = carved = limit = FIRST;
 	odebug_pool_reserved = 0;
 }
 
@@ -281,7 +289,7 @@ bool odebug_pool_fill(void)
 		return true;
 	odebug_pool_lock();
 	if (global_free() < low) {
-		unsigned long n = (carved - 1) / 2;
+		unsigned long n = (carved - FIRST) / 2;
 
 		carve(n > odebug_opt.pool_size ? n : odebug_opt.pool_size);
 	}
@@ -353,6 +361,19 @@ struct odebug_tracker *odebug_pool_alloc(void)
 }
 
 /*
+ * A tracker made FREED (debug_object_free) or revived (init), staying
+ * linked: counted as given back or handed out, with no pool traffic.
+ */
+void odebug_pool_count(bool alloc)
+{
+	odebug_guard_enter();
+	count_op(alloc ? &cache.allocs : &cache.frees);
+	odebug_guard_exit();
+}
+
+static void put(struct odebug_tracker *t);
+
+/*
  * May be called without a bucket lock: the guard covers the cache, which a
  * signal handler's free() must not touch halfway through an update.
  */
@@ -360,6 +381,20 @@ void odebug_pool_free(struct odebug_tracker *t)
 {
 	odebug_guard_enter();
 	count_op(&cache.frees);
+	put(t);
+	odebug_guard_exit();
+}
+
+/* A FREED tracker unlinked: its free was counted when it became FREED. */
+void odebug_pool_recycle(struct odebug_tracker *t)
+{
+	odebug_guard_enter();
+	put(t);
+	odebug_guard_exit();
+}
+
+static void put(struct odebug_tracker *t)
+{
 	if (!cache.registered) {	/* no exit hook: nothing to cache */
 		odebug_pool_lock();
 		give(t);
@@ -378,7 +413,6 @@ void odebug_pool_free(struct odebug_tracker *t)
 			odebug_pool_unlock();
 		}
 	}
-	odebug_guard_exit();
 }
 
 void odebug_pool_stats(struct debug_objects_stats *s)
@@ -394,7 +428,7 @@ void odebug_pool_stats(struct debug_objects_stats *s)
 	a = odebug_load(&allocated) + cache.allocs;	/* this thread's too */
 	f = odebug_load(&freed) + cache.frees;
 	s->pool_used = a - f;
-	s->pool_free = carved - 1 - (a - f);	/* shared, and in thread caches */
+	s->pool_free = carved - FIRST - (a - f);	/* shared, and in thread caches */
 	note_peak(s->pool_used);
 	s->pool_min_free = min_free;
 	s->pool_max_used = odebug_load(&max_used);

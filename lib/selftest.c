@@ -174,8 +174,10 @@ out:
 	odebug_stats_restore(&saved);
 	/*
 	 * Leave no tracker cached either: a program that never tracks an
-	 * object then keeps the free() fast path (nothing out of the pool).
+	 * object then keeps the free() fast path (nothing out of the pool),
+	 * and no FREED tracker linked.
 	 */
+	odebug_reclaim_last_freed();
 	odebug_pool_drain_cache();
 	return ok;
 }

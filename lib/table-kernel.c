@@ -84,6 +84,25 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 	}
 }
 
+/* No FREED trackers here: debug_object_free() unlinks, as the kernel's does. */
+struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr)
+{
+	return odebug_lookup(b, addr);
+}
+
+int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
+{
+	if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		return -1;
+	odebug_remove(b, t);
+	return 1;
+}
+
+void odebug_revive(struct odebug_tracker *t, uint64_t w)
+{
+	(void)t, (void)w;
+}
+
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t;

@@ -59,24 +59,39 @@
  * activate, deactivate, a mutex's lock and unlock) rest on these, about a
  * tracker's word (address | descriptor slot | busy | state, internal.h):
  * - at most one tracker whose word holds a given address and is not
- *   RETIRED exists at any time: it is made under the address's bucket lock
- *   after a lookup found none, and marked RETIRED under that lock before it
- *   is unlinked; a tracker in the pool is RETIRED or fresh (address 0,
- *   which no call passes);
- * - every change of a linked tracker's word is a compare-and-swap against
- *   the word the change was decided on, under the bucket lock or not; the
- *   locked path reads the word again and decides again when its CAS fails,
- *   so no lockless change is lost and the locked path stays authoritative;
+ *   RETIRED exists at any time, FREED or not: it is made under the
+ *   address's bucket lock after a lookup found none (odebug_lookup_any():
+ *   a FREED one is revived instead), and marked RETIRED under that lock
+ *   before it is unlinked; a tracker in the pool is RETIRED or fresh
+ *   (address 0, which no call passes);
+ * - FREED (debug_object_free()) is "linked but untracked": odebug_lookup()
+ *   and odebug_bucket_each() pass over it, odebug_peek()'s callers leave
+ *   it to the locked path (it is none of INIT, INACTIVE, ACTIVE), the next
+ *   init of the address revives it in place (INIT, by a release store),
+ *   and the free check unlinks it silently, its free already counted (as
+ *   does the thread's next free, debugobjects.c: one FREED tracker per
+ *   thread at most).  A tracker becomes FREED only under the bucket lock,
+ *   by a CAS;
+ * - every change of a linked tracker's word that a lockless call could
+ *   race is a compare-and-swap against the word the change was decided
+ *   on, under the bucket lock or not; the locked path reads the word again
+ *   and decides again when its CAS fails, so no lockless change is lost
+ *   and the locked path stays authoritative.  A FREED word is changed by
+ *   a store (revive, reclaim), under the lock: no lockless call writes one;
  * - the lockless calls change only INIT, INACTIVE and ACTIVE words, leave
- *   everything else (NONE, DESTROYED, RETIRED, a misuse, busy set where it
- *   matters, a failed CAS, origins=1) to the locked path, and never touch
- *   astate (busy mirrors astate != 0, both changed under the lock);
- * - a tracker leaves the table only by a CAS (or, whatever its state, an
- *   atomic OR) to RETIRED under the bucket lock, so a free check that
- *   claims an inactive tracker and a lockless activate of it are ordered:
- *   either the activate came first and the free check sees ACTIVE and
- *   reports, or the claim came first and the activate's CAS fails and the
- *   locked path finds the object untracked;
+ *   everything else (NONE, DESTROYED, FREED, RETIRED, a misuse, busy set
+ *   where it matters, a failed CAS, origins=1) to the locked path, and
+ *   never touch astate (busy mirrors astate != 0, both changed under the
+ *   lock);
+ * - a tracked object stops being tracked only by a CAS under the bucket
+ *   lock (to FREED by debug_object_free, to RETIRED by the free check, or,
+ *   whatever its state, an atomic OR to RETIRED), so a free and a lockless
+ *   activate of the object are ordered: either the activate came first and
+ *   the free sees ACTIVE and reports, or the free came first and the
+ *   activate's CAS fails and the locked path finds the object untracked;
+ * - in a process with one thread (glibc's __libc_single_threaded) the CAS
+ *   is a cmpxchg without the lock prefix (internal.h): only a signal
+ *   handler can interleave, and only between instructions;
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index
  *   against the pool's reservation (never unmapped while on) and stops
@@ -562,8 +577,11 @@ bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 	return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 }
 
-/* Find the tracker of @addr; the bucket lock is held. */
-struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
+/*
+ * The tracker linked for @addr, FREED or not (at most one is); the bucket
+ * lock is held.  Object init revives a FREED one in place.
+ */
+struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t;
 	unsigned long cnt = 0;
@@ -579,6 +597,51 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 	if (cnt > odebug_load(&odebug_max_chain))
 		odebug_stat_max(&odebug_max_chain, cnt);
 	return NULL;
+}
+
+/* Find the tracker of @addr, a tracked one (not FREED); the bucket lock is held. */
+struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
+{
+	struct odebug_tracker *t = odebug_lookup_any(b, addr);
+
+	return t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED ? t : NULL;
+}
+
+/**
+ * odebug_release - stop tracking @t (debug_object_free), the bucket lock held
+ * @w:	the word the caller decided on (not ACTIVE)
+ *
+ * The tracker stays linked, FREED: the next init of the same address
+ * revives it in place (odebug_revive()), so an object's free and init
+ * cost no pool, chain, occupancy or chunk-map change; the free check
+ * reclaims the FREED trackers of the memory released (odebug_bucket_take).
+ * Returns -1 when a lockless call changed the word since @w (decide
+ * again), 0 when done; 1 would mean unlinked, for the caller to give to
+ * the pool (table-kernel.c).
+ */
+int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
+{
+	(void)b;
+	/* A CAS: a lockless activate now fails, or it came first. */
+	if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)(ODEBUG_STATE_BITS | ODEBUG_WORD_BUSY)) |
+				ODEBUG_WORD_FREED))
+		return -1;
+	odebug_pool_count(false);
+	return 0;
+}
+
+/*
+ * Track again, as @w (INIT), the FREED tracker @t of the same address;
+ * the bucket lock is held.  No lockless call writes a FREED word, so a
+ * store does: the release orders astate and the origins before it.
+ */
+void odebug_revive(struct odebug_tracker *t, uint64_t w)
+{
+	t->astate = 0;
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, 0);
+	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, 0);
+	__atomic_store_n(&t->word, w, __ATOMIC_RELEASE);
+	odebug_pool_count(true);
 }
 
 /* @t's word is set: the release store publishes it to lockless readers. */
@@ -651,6 +714,14 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 			}
 			if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
 				return t;
+			if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+				/* Untracked already, and counted so: back to the pool. */
+				__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
+				__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+				forget(b, t);
+				odebug_pool_recycle(t);
+				continue;
+			}
 			/* Claimed, unless a lockless activate got there first: look again. */
 			if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
 				continue;
@@ -677,7 +748,8 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
 		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
 		     t; t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (fn(t, ctx))
+			if (odebug_tracker_state(t) != (enum debug_obj_state)ODEBUG_WORD_FREED &&
+			    fn(t, ctx))
 				return true;
 	return false;
 }
@@ -701,8 +773,12 @@ void odebug_table_drain(void)
 		for (c = 0; c < CHAINS; c++) {
 			struct odebug_tracker *t;
 
-			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext))
+			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext)) {
+				/* A FREED one's free was counted: odebug_trackers_put() counts again. */
+				if (odebug_tracker_state(t) == (enum debug_obj_state)ODEBUG_WORD_FREED)
+					odebug_pool_count(true);
 				__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+			}
 			__atomic_store_n(&heads[i][c], 0, __ATOMIC_RELAXED);
 		}
 		memset(occupied[i], 0, sizeof(occupied[i]));

@@ -9,7 +9,12 @@
  *	uniformly at random and ends its life and starts the next one:
  *	free -> init -> activate -> deactivate, four operations.  M operations
  *	in all (M / 4 cycles); prints the wall time per operation (total wall
- *	time / M, so with T threads it is the inverse of the throughput).
+ *	time / M, so with T threads it is the inverse of the throughput), and
+ *	each thread's CPU time per operation (cpu_ns_per_op, the mean over
+ *	threads): what sharing costs, apart from waiting for a core.
+ *	With --mix 2, issue 14's second mix: the objects stay ACTIVE between
+ *	cycles, and a cycle is deactivate -> free -> init -> activate (the
+ *	first call of a cycle is then a lockless one on a cold object).
  *
  * bench-objops mem --live N [--per-page P]
  *	Resident bytes of the anonymous mappings (not the heap, not the stack,
@@ -27,7 +32,10 @@
  *	spinlock lock + unlock pairs (glibc's pthread_spin_lock, our copy:
  *	libodebug interposes glibc's), the two loops
  *	alternated over 11 rounds.  Prints the median ns per call, per pair
- *	and their ratio (with the rounds' lowest and highest ratios).
+ *	and their ratio (with the rounds' lowest and highest ratios).  With
+ *	--threads 2, a second thread sleeps throughout: a process with one
+ *	thread gets libodebug's compare-and-swap without the lock prefix,
+ *	this measures the locked one.
  *
  * Objects are never touched by the benchmark, and libodebug does not read
  * them: their pages stay unpopulated (MAP_NORESERVE), so a million sparse
@@ -61,10 +69,11 @@ struct worker {
 	struct region r;
 	unsigned long cycles;
 	uint64_t seed;
-	double ns;
+	double ns, cpu_ns;
 };
 
 static pthread_barrier_t start_line;
+static unsigned long mix = 1;		/* --mix: 1 free first, 2 deactivate first */
 
 /* 100 distinct call sites, for origins: site_00 .. site_99. */
 static volatile unsigned int site_sink;
@@ -100,12 +109,17 @@ static unsigned long pick(uint64_t s, unsigned long n)
 	return (unsigned long)(((s >> 32) * (uint64_t)n) >> 32);
 }
 
-static double now_ns(void)
+static double clock_ns(clockid_t clock)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(clock, &t);
 	return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+static double now_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
 }
 
 static void region_map(struct region *r, unsigned long n, unsigned long per_page)
@@ -133,28 +147,44 @@ static void *cycle_thread(void *arg)
 	struct worker *w = arg;
 	uint64_t s = w->seed;
 	unsigned long c, i;
-	double t0;
+	double t0, cpu0;
 
 	for (i = 0; i < w->r.n; i++) {
 		void *obj = obj_at(&w->r, i);
 
 		debug_object_init(obj, &bench_descr);
 		debug_object_activate(obj, &bench_descr);
-		debug_object_deactivate(obj, &bench_descr);
+		if (mix == 1)
+			debug_object_deactivate(obj, &bench_descr);
 	}
 	pthread_barrier_wait(&start_line);
 	t0 = now_ns();
-	for (c = 0; c < w->cycles; c++) {
-		void *obj;
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (mix == 1) {
+		for (c = 0; c < w->cycles; c++) {
+			void *obj;
 
-		s = next_rand(s);
-		obj = obj_at(&w->r, pick(s, w->r.n));
-		debug_object_free(obj, &bench_descr);
-		debug_object_init(obj, &bench_descr);
-		debug_object_activate(obj, &bench_descr);
-		debug_object_deactivate(obj, &bench_descr);
+			s = next_rand(s);
+			obj = obj_at(&w->r, pick(s, w->r.n));
+			debug_object_free(obj, &bench_descr);
+			debug_object_init(obj, &bench_descr);
+			debug_object_activate(obj, &bench_descr);
+			debug_object_deactivate(obj, &bench_descr);
+		}
+	} else {
+		for (c = 0; c < w->cycles; c++) {
+			void *obj;
+
+			s = next_rand(s);
+			obj = obj_at(&w->r, pick(s, w->r.n));
+			debug_object_deactivate(obj, &bench_descr);
+			debug_object_free(obj, &bench_descr);
+			debug_object_init(obj, &bench_descr);
+			debug_object_activate(obj, &bench_descr);
+		}
 	}
 	w->ns = now_ns() - t0;
+	w->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
 	pthread_barrier_wait(&start_line);
 	return NULL;
 }
@@ -165,7 +195,7 @@ static int cycle(unsigned long live, unsigned long per_page, unsigned long threa
 	struct debug_objects_stats st;
 	struct worker *w = calloc(threads, sizeof(*w));
 	unsigned long i, cycles = ops / 4 / threads;
-	double t0, wall, sum = 0;
+	double t0, wall, sum = 0, cpu = 0;
 
 	if (!w)
 		return 1;
@@ -184,14 +214,16 @@ static int cycle(unsigned long live, unsigned long per_page, unsigned long threa
 	for (i = 0; i < threads; i++) {
 		pthread_join(w[i].thread, NULL);
 		sum += w[i].ns;
+		cpu += w[i].cpu_ns;
 	}
 	debug_objects_get_stats(&st, sizeof(st));
-	printf("objops mode=cycle live=%lu per_page=%lu threads=%lu ops=%lu "
-	       "ns_per_op=%.2f thread_ns_per_op=%.2f mops=%.3f enabled=%d "
+	printf("objops mode=cycle mix=%lu live=%lu per_page=%lu threads=%lu ops=%lu "
+	       "ns_per_op=%.2f thread_ns_per_op=%.2f cpu_ns_per_op=%.2f mops=%.3f enabled=%d "
 	       "pool_used=%lu max_chain=%lu\n",
-	       live / threads * threads, per_page, threads, cycles * 4 * threads,
+	       mix, live / threads * threads, per_page, threads, cycles * 4 * threads,
 	       wall / (double)(cycles * 4 * threads),
 	       sum / (double)threads / (double)(cycles * 4),
+	       cpu / (double)threads / (double)(cycles * 4),
 	       (double)(cycles * 4 * threads) / wall * 1e3,
 	       (int)debug_objects_enabled(), st.pool_used, st.max_chain);
 	free(w);
@@ -327,7 +359,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int hot(unsigned long ops)
+static void *sleeper(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static int hot(unsigned long ops, unsigned long threads)
 {
 	static struct { _Alignas(64) char bytes[64]; } objs[16];
 	double call[HOT_ROUNDS], pair[HOT_ROUNDS], ratio[HOT_ROUNDS], t0;
@@ -335,6 +375,12 @@ static int hot(unsigned long ops)
 	static int lock;
 	int r;
 
+	if (threads > 1) {
+		pthread_t th;
+
+		if (pthread_create(&th, NULL, sleeper, NULL))
+			return 1;
+	}
 	for (i = 0; i < 16; i++)
 		debug_object_init(&objs[i], &bench_descr);
 	for (r = 0; r < HOT_ROUNDS; r++) {
@@ -355,9 +401,9 @@ static int hot(unsigned long ops)
 	qsort(call, HOT_ROUNDS, sizeof(double), cmp_double);
 	qsort(pair, HOT_ROUNDS, sizeof(double), cmp_double);
 	qsort(ratio, HOT_ROUNDS, sizeof(double), cmp_double);
-	printf("objops mode=hot calls=%lu ns_per_call=%.2f ns_per_spin_pair=%.2f "
+	printf("objops mode=hot threads=%lu calls=%lu ns_per_call=%.2f ns_per_spin_pair=%.2f "
 	       "ratio=%.3f ratio_min=%.3f ratio_max=%.3f enabled=%d\n",
-	       2 * n, call[HOT_ROUNDS / 2], pair[HOT_ROUNDS / 2],
+	       threads > 1 ? 2ul : 1ul, 2 * n, call[HOT_ROUNDS / 2], pair[HOT_ROUNDS / 2],
 	       call[HOT_ROUNDS / 2] / pair[HOT_ROUNDS / 2], ratio[0], ratio[HOT_ROUNDS - 1],
 	       (int)debug_objects_enabled());
 	return 0;
@@ -394,13 +440,17 @@ int main(int argc, char **argv)
 			threads = arg_num(argv[a + 1]);
 		else if (!strcmp(argv[a], "--ops"))
 			ops = arg_num(argv[a + 1]);
+		else if (!strcmp(argv[a], "--mix"))
+			mix = arg_num(argv[a + 1]);
 		else
 			break;
 	}
 	if (a != argc || !live || live >= 1ul << 32 || !threads || threads > 64 ||
-	    live < threads || !per_page || per_page > 512 || PAGE % per_page) {
+	    live < threads || !per_page || per_page > 512 || PAGE % per_page ||
+	    (mix != 1 && mix != 2)) {
 		fprintf(stderr, "usage: bench-objops cycle|mem|activate|hot [--live N] "
-			"[--per-page P (1..512, a power of 2)] [--threads T] [--ops M]\n"
+			"[--per-page P (1..512, a power of 2)] [--threads T] [--ops M] "
+			"[--mix 1|2]\n"
 			"  (N, M take k = 1000 and m = 1000000)\n");
 		return 2;
 	}
@@ -411,7 +461,7 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "activate"))
 		return activate(live, ops);
 	if (!strcmp(mode, "hot"))
-		return hot(ops);
+		return hot(ops, threads);
 	fprintf(stderr, "bench-objops: unknown mode '%s'\n", mode);
 	return 2;
 }

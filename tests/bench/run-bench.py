@@ -245,6 +245,130 @@ class Bench:
                 self.add(f'scaling.{n}.t4', ns[f'{n}.sparse.t1'] / ns[f'{n}.sparse.t4'])
                 self.add(f'scaling.{n}.t4_vs_t2', ns[f'{n}.sparse.t2'] / ns[f'{n}.sparse.t4'])
 
+    # ---- issue 14's object-operation goals, builds alternated -----------
+
+    def table_builds(self):
+        """This build and each --baseline DIR[=LABEL], as (label, library to
+        preload): the benchmarks are this build's, only libodebug.so differs."""
+        builds = [(self.args.label or 'this', None)]
+        for spec in self.args.baseline or []:
+            d, _, label = spec.partition('=')
+            builds.append((label or os.path.basename(os.path.normpath(d)),
+                           os.path.join(os.path.abspath(d), 'preload', 'libodebug.so')))
+        return builds
+
+    def bench_table(self):
+        """Per round, every build in turn: 1 K live (sparse, dense, 2 threads),
+        the 1 M live density sweep in both mixes, the hot call against a
+        spinlock pair and the timer wheel (issue 14)."""
+        a = self.args
+        ops = 400000 if a.quick else 4000000
+        big = 100000 if a.quick else 1000000
+        timer_ops = str(2000000 if a.quick else 20000000)
+        builds = self.table_builds()
+        for r in range(a.runs):
+            for label, lib in builds:
+                env = self.env(odebug='1')
+                if lib:
+                    env['LD_PRELOAD'] = lib
+                bindir = self.bin
+                def cycle(live, per_page, threads, n, mix=1):
+                    cmd = [os.path.join(bindir, 'bench-objops'), 'cycle', '--live', str(live),
+                           '--per-page', str(per_page), '--threads', str(threads),
+                           '--ops', str(n)] + (['--mix', str(mix)] if mix != 1 else [])
+                    f = self.fields(self.measure(cmd, env)[0].stdout)
+                    if f.get('enabled') != '1':
+                        sys.exit(f'run-bench.py: libodebug not enabled in {cmd[0]}')
+                    return float(f['ns_per_op']), float(f.get('cpu_ns_per_op', 'nan'))
+                log(f'  table {label} round {r + 1}')
+                k = f'table.{label}'
+                t1, c1 = cycle(1000, 1, 1, ops)
+                t2, c2 = cycle(1000, 1, 2, ops)
+                self.add(f'{k}.1k.sparse.t1.ns', t1)
+                self.add(f'{k}.1k.sparse.t1.cpu_ns', c1)
+                self.add(f'{k}.1k.sparse.t2.ns', t2)
+                self.add(f'{k}.1k.t2_vs_t1', t1 / t2)
+                self.add(f'{k}.1k.t2_vs_t1_cpu', 2 * c1 / c2)
+                self.add(f'{k}.1k.dense.t1.ns', cycle(1000, 64, 1, ops)[0])
+                for mix in (1, 2):
+                    if label != builds[0][0] and not a.baseline_sweep:
+                        break
+                    worst = worst_cpu = 0
+                    for pp in (1, 2, 4, 8, 16, 32, 64):
+                        ns, cpu = cycle(big, pp, 1, 2 * ops // 4, mix)
+                        self.add(f'{k}.1m.mix{mix}.p{pp}.ns', ns)
+                        self.add(f'{k}.1m.mix{mix}.p{pp}.cpu_ns', cpu)
+                        worst = max(worst, ns)
+                        worst_cpu = max(worst_cpu, cpu)
+                    self.add(f'{k}.1m.mix{mix}.worst.ns', worst)
+                    self.add(f'{k}.1m.mix{mix}.worst.cpu_ns', worst_cpu)
+                for threads, name in ((1, 'hot'), (2, 'hot_mt')):
+                    p = self.run([os.path.join(bindir, 'bench-objops'), 'hot', '--ops', '4000000',
+                                  '--threads', str(threads)], env)
+                    f = self.fields(p.stdout)
+                    self.add(f'{k}.{name}.ratio', float(f['ratio']))
+                    self.add(f'{k}.{name}.ns_per_call', float(f['ns_per_call']))
+                plain = self.timed([os.path.join(self.bin, 'bench-timer-plain'), timer_ops],
+                                   self.env())
+                plain_cpu = self.last_cpu
+                on = self.timed([os.path.join(bindir, 'bench-timer-odebug'), timer_ops], env)
+                self.add(f'{k}.timer.ratio', on / plain)
+                self.add(f'{k}.timer.cpu_ratio', self.last_cpu / plain_cpu)
+                if label == builds[0][0]:
+                    # The floor: one compare-and-swap per call (timer.c's TIMER_FLOOR).
+                    for name in ('floor', 'floor-local'):
+                        w = self.timed([os.path.join(self.bin, f'bench-timer-{name}'), timer_ops],
+                                       self.env())
+                        self.add(f'table.timer.{name}.ratio', w / plain)
+                        self.add(f'table.timer.{name}.cpu_ratio', self.last_cpu / plain_cpu)
+            base = builds[1][0] if len(builds) > 1 else None
+            if base:
+                self.add('table.1k.sparse.vs_base',
+                         self.results[f'table.{builds[0][0]}.1k.sparse.t1.ns'][-1] /
+                         self.results[f'table.{base}.1k.sparse.t1.ns'][-1])
+
+    def table_rows(self, row):
+        for label, _ in self.table_builds():
+            k = f'table.{label}'
+            if self.stat(f'{k}.1k.sparse.t1.ns') is None:
+                continue
+            row(f'[{label}] object operation, 1 K live, sparse, 1 thread', f'{k}.1k.sparse.t1.ns',
+                ' ns', 2, '—', None)
+            row(f'[{label}] the same, CPU time', f'{k}.1k.sparse.t1.cpu_ns', ' ns', 2, '—', None)
+            row(f'[{label}] the same, dense (64 per page)', f'{k}.1k.dense.t1.ns', ' ns', 2,
+                '—', None)
+            row(f'[{label}] 2 threads vs 1, disjoint objects, 1 K live, wall', f'{k}.1k.t2_vs_t1',
+                '×', 2, '≥ 1.9×', lambda v: v >= 1.9)
+            row(f'[{label}] the same in CPU time per operation (2 × cpu1 / cpu2)',
+                f'{k}.1k.t2_vs_t1_cpu', '×', 2, '—', None)
+            for mix in (1, 2):
+                for pp in (1, 2, 4, 8, 16, 32, 64):
+                    row(f'[{label}] 1 M live, {pp} per page, mix {mix}',
+                        f'{k}.1m.mix{mix}.p{pp}.ns', ' ns', 1, '≤ 100 ns', lambda v: v <= 100)
+                row(f'[{label}] 1 M live, worst density, mix {mix}', f'{k}.1m.mix{mix}.worst.ns',
+                    ' ns', 1, '≤ 100 ns', lambda v: v <= 100)
+                for pp in (1, 2, 4, 8, 16, 32, 64):
+                    row(f'[{label}] 1 M live, {pp} per page, mix {mix}, CPU time',
+                        f'{k}.1m.mix{mix}.p{pp}.cpu_ns', ' ns', 1, '(≤ 100 ns)', lambda v: v <= 100)
+                row(f'[{label}] 1 M live, worst density, mix {mix}, CPU time',
+                    f'{k}.1m.mix{mix}.worst.cpu_ns', ' ns', 1, '(≤ 100 ns)', lambda v: v <= 100)
+            row(f'[{label}] hot call / spinlock pair, one thread', f'{k}.hot.ratio', '', 3,
+                '≤ 1.3', lambda v: v <= 1.3)
+            row(f'[{label}] the same, a second thread sleeping (the locked CAS)',
+                f'{k}.hot_mt.ratio', '', 3, '≤ 1.3', lambda v: v <= 1.3)
+            row(f'[{label}] timer wheel ODEBUG=1 / plain, wall', f'{k}.timer.ratio', '', 3,
+                '≤ 1.3', lambda v: v <= 1.3)
+            row(f'[{label}] the same, CPU time', f'{k}.timer.cpu_ratio', '', 3, '(≤ 1.3)',
+                lambda v: v <= 1.3)
+        for name, what in (('floor', 'one locked CAS per call'),
+                           ('floor-local', 'one unlocked cmpxchg per call')):
+            row(f'timer wheel floor, {what} / plain, wall', f'table.timer.{name}.ratio', '', 3,
+                '—', None)
+            row(f'timer wheel floor, {what} / plain, CPU time', f'table.timer.{name}.cpu_ratio',
+                '', 3, '—', None)
+        row('1 K sparse, this build / the first --baseline, per round', 'table.1k.sparse.vs_base',
+            '', 3, '≤ 1', lambda v: v <= 1)
+
     # ---- 4. memory ------------------------------------------------------
 
     def bench_memory(self):
@@ -650,6 +774,7 @@ class Bench:
                     3, goal, test)
                 row(f'{label}, preloaded {nlabel} / plain, CPU', f'startup.{w}.{name}.cpu_ratio',
                     '', 3, '—', None)
+        self.table_rows(row)
         row('ns per activate+deactivate pair, origins unset (100 call sites, 1 K live)',
             'origins.off.ns_per_pair', ' ns', 1, '—', None)
         row('ns per activate+deactivate pair, origins=1', 'origins.on.ns_per_pair', ' ns', 1,
@@ -723,8 +848,14 @@ def main():
                     help='its name (default: kernel-style baseline)')
     ap.add_argument('--startup-baseline', metavar='LIB',
                     help='another libodebug.so to run beside this build\'s in the startup group')
+    ap.add_argument('--baseline', action='append', metavar='BUILD[=LABEL]',
+                    help='another build directory run alternately with this one in the '
+                    'table group (repeatable; the first is the one 1 K sparse is compared with)')
+    ap.add_argument('--baseline-sweep', action='store_true',
+                    help='run the 1 M live density sweep for the --baseline builds too')
     ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall,eventloop,startup',
-                    help='groups to run, comma-separated (plot with --plot)')
+                    help='groups to run, comma-separated (plot with --plot; "table": '
+                    'issue 14\'s object-operation goals, with --baseline builds alternated)')
     args = ap.parse_args()
     if args.quick:
         if '--runs' not in sys.argv:
