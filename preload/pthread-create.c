@@ -110,6 +110,8 @@ int odebug_pthread_create_234(pthread_t *thread, const pthread_attr_t *attr,
 		next = resolve("GLIBC_2.34");
 		__atomic_store_n(&next_234, next, __ATOMIC_RELEASE);
 	}
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
+		return next(thread, attr, routine, arg);
 	return create(next, thread, attr, routine, arg);
 }
 __asm__(".symver odebug_pthread_create_234,pthread_create@@GLIBC_2.34");
@@ -125,6 +127,8 @@ int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
 		next = resolve(ODEBUG_V_BASE);
 		__atomic_store_n(&next_base, next, __ATOMIC_RELEASE);
 	}
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
+		return next(thread, attr, routine, arg);
 	return create(next, thread, attr, routine, arg);
 }
 __asm__(".symver odebug_pthread_create_base,pthread_create@" ODEBUG_V_BASE);
@@ -167,6 +171,8 @@ int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg)
 		next = resolve_c11("GLIBC_2.34");
 		__atomic_store_n(&next_c11_234, next, __ATOMIC_RELEASE);
 	}
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
+		return next(thread, routine, arg);
 	return c11_create(next, thread, routine, arg);
 }
 __asm__(".symver odebug_thrd_create_234,thrd_create@@GLIBC_2.34");
@@ -180,6 +186,8 @@ int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg)
 		next = resolve_c11("GLIBC_2.28");
 		__atomic_store_n(&next_c11_228, next, __ATOMIC_RELEASE);
 	}
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
+		return next(thread, routine, arg);
 	return c11_create(next, thread, routine, arg);
 }
 __asm__(".symver odebug_thrd_create_228,thrd_create@GLIBC_2.28");

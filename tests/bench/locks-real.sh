@@ -9,6 +9,7 @@
 # "python3" is a bash script that runs about 25 processes before exec'ing
 # it, and valgrind without --trace-children would time bash alone.  Those
 # shims, if any, get a row of their own (plain and libodebug only).
+# VG=0 skips helgrind and drd (their columns then read "-").
 # usage: locks-real.sh LIBODEBUG [ROUNDS] [BASELINE_LIBODEBUG]
 lib=$(readlink -f "$1") rounds=${2:-3} base=${3:+$(readlink -f "$3")}
 vg_timeout=${VG_TIMEOUT:-300}
@@ -87,13 +88,19 @@ for prog; do
 			ODEBUG_OPTIONS=check_pthread=1:check_sem=1 $prog >>odebug
 		[ -n "$base" ] && secs env LD_PRELOAD="$base" ODEBUG=1 \
 			ODEBUG_OPTIONS=check_pthread=1:check_sem=1 $prog >>base
+		[ "${VG:-1}" = 0 ] && continue
 		secs $vg --tool=helgrind $prog >>helgrind
 		secs $vg --tool=drd $prog >>drd
 	done
-	p=$(median <plain) o=$(median <odebug) h=$(median <helgrind) d=$(median <drd)
+	p=$(median <plain) o=$(median <odebug)
 	line="$prog | $p | $(ratio "$o" "$p" %.2f)"
 	[ -n "$base" ] && line="$line | $(ratio "$(median <base)" "$p" %.2f)"
-	echo "$line | $(ratio "$h" "$p" %.0f) | $(ratio "$d" "$p" %.0f)"
+	if [ "${VG:-1}" = 0 ]; then
+		echo "$line | - | -"
+	else
+		h=$(median <helgrind) d=$(median <drd)
+		echo "$line | $(ratio "$h" "$p" %.0f) | $(ratio "$d" "$p" %.0f)"
+	fi
 done
 if [ "$(command -v python3)" != "$python" ] && [ -n "$(command -v pyenv)" ]; then
 	: >plain; : >odebug; : >base
