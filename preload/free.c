@@ -183,7 +183,9 @@ static inline __attribute__((always_inline)) void free_tracking(void *p)
 	if (unlikely(sp > odebug_onstack_low))
 		goto check;
 	if (ptmalloc) {
-		size = ((const size_t *)p)[-1] & ~SIZE_BITS;	/* >= the usable size */
+		/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
+		memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
+		size &= ~SIZE_BITS;	/* >= the usable size */
 		if (size < SANE_BLOCK_SIZE && !odebug_range_may_hold(m, m + size + !size))
 			goto done;
 		goto check;	/* validated there */
