@@ -35,6 +35,7 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -96,26 +97,52 @@ static bool mutex_is_static(void *addr)
 }
 
 /*
+ * Is thread @tid of this process alive?  (tgkill with signal 0 sends
+ * nothing; a system call, made only for a mutex that looks held.)
+ */
+static bool thread_alive(int tid)
+{
+	int saved, r;
+
+	if (tid == odebug_b_self())
+		return true;
+	saved = errno;
+	r = (int)syscall(SYS_tgkill, getpid(), tid, 0);
+	r = r == 0 || errno == EPERM;
+	errno = saved;
+	return r;
+}
+
+/*
  * Is the mutex held, as its words say?  Also a plausibility test: the
- * memory may be stale (an init over memory a custom allocator reused), so
- * only a valid kind, an owner and a lock word of that kind count: 1 or 2
- * for the normal kinds, the owner's thread id (with the waiters bit) for
- * robust and priority-inheriting ones, the ceiling plus 1 or 2 for
- * priority-protected ones.
+ * memory may no longer be a mutex (one never destroyed, its block reused
+ * for other data, then freed or initialised again: the kernel's rule says
+ * silence), so only a valid kind, a lock word of that kind (1 or 2 for
+ * the normal kinds, the owner's thread id with the waiters bit for robust
+ * and priority-inheriting ones, the ceiling plus 1 or 2 for
+ * priority-protected ones), a user count glibc raised (__nusers: every
+ * lock counts itself until its unlock) and an owner that is a live thread
+ * of this process count.  Data that passes all of it is reported as a
+ * held mutex: RELIABILITY.md says so.
  */
 static bool mutex_held(const void *addr)
 {
 	const pthread_mutex_t *m = as_mutex(addr);
 	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
 	int lock = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
+	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	bool ok;
 
-	if ((kind & ~0x3f3) || !lock || !__atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED))
+	if ((kind & ~0x3f3) || !lock || owner <= 0 ||
+	    !__atomic_load_n(&m->__data.__nusers, __ATOMIC_RELAXED))
 		return false;
 	if (kind & 64)		/* PRIO_PROTECT: the ceiling lives above bit 19 */
 		lock &= 0x7ffff;
 	if (kind & 32 || (kind & (16 | 64)) == 16)	/* PI, robust: a thread id */
-		return true;
-	return lock == 1 || lock == 2;
+		ok = true;
+	else
+		ok = lock == 1 || lock == 2;
+	return ok && thread_alive(owner);
 }
 
 /*

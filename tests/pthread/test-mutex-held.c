@@ -271,6 +271,72 @@ static void stack_mutex_held_at_thread_exit_after_warm_locks(void **state)
 		       pthread_join(t, NULL)), "active", "pthread_mutex");
 }
 
+/*
+ * A mutex never destroyed (glibc's destroy does nothing, std::mutex's is
+ * trivial), its memory reused for other data: at its free, or at a new
+ * init over it, the tracker is INACTIVE and the kernel's rule is silence.
+ * The data is read as the mutex's words there, so data that looks like a
+ * lock word (1) beside an owner id must not pass for a hold: glibc's user
+ * count (__nusers) is 0, or the owner is no thread of this process.
+ * (On 6c240c6 the first and third cases printed "free active" and
+ * "init active ... owner: thread 42".)
+ */
+struct record {
+	int refcount;
+	unsigned int flags;
+	int id;
+	unsigned int users;
+	int type;
+	int pad[5];
+};
+
+static void *tid_of_thread(void *arg)
+{
+	*(int *)arg = (int)syscall(SYS_gettid);
+	return NULL;
+}
+
+static void reused_memory_is_not_a_held_mutex(void **state)
+{
+	static char arena[sizeof(pthread_mutex_t)] __attribute__((aligned(64)));
+	pthread_mutex_t *m = malloc(sizeof(*m)), *slot = (pthread_mutex_t *)arena;
+	struct record *r = (struct record *)m;
+	pthread_t t;
+	int gone = 0;
+
+	(void)state;
+	/* Freed: a lock word and an owner id, no user count. */
+	pthread_mutex_init(m, NULL);
+	warm(m);
+	memset(r, 0, sizeof(*r));
+	r->refcount = 1;
+	r->id = 42;
+	EXPECT_SILENT(free(m));
+
+	/* Freed: a user count too, but the owner is a thread that has gone. */
+	pthread_create(&t, NULL, tid_of_thread, &gone);
+	pthread_join(t, NULL);
+	m = malloc(sizeof(*m));
+	r = (struct record *)m;
+	pthread_mutex_init(m, NULL);
+	warm(m);
+	memset(r, 0, sizeof(*r));
+	r->refcount = 1;
+	r->id = gone;
+	r->users = 1;
+	EXPECT_SILENT(free(m));
+
+	/* Initialised again over the record (a custom allocator's slot). */
+	pthread_mutex_init(slot, NULL);
+	warm(slot);
+	r = (struct record *)(void *)arena;
+	memset(r, 0, sizeof(*r));
+	r->refcount = 1;
+	r->id = 42;
+	EXPECT_SILENT(pthread_mutex_init(slot, NULL));
+	pthread_mutex_destroy(slot);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +348,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(reinitialised_process_shared_is_tracked_in_every_thread),
 		cmocka_unit_test(mutex_released_inside_cond_wait_is_not_held),
 		cmocka_unit_test(stack_mutex_held_at_thread_exit_after_warm_locks),
+		cmocka_unit_test(reused_memory_is_not_a_held_mutex),
 	};
 
 	(void)argc;

@@ -246,8 +246,17 @@ static void trylock_failures_are_silent(void **state)
 	assert_int_equal(r, EBUSY);
 	pthread_mutex_unlock(&release_holder);
 	pthread_join(t, NULL);
-	/* The holder exited holding it: the table still says held. */
-	EXPECT_REPORT(free(held_elsewhere), "ODEBUG: free active");
+	/*
+	 * The holder exited holding it.  Its words still say held, but their
+	 * owner is no live thread: as with data over a never-destroyed mutex's
+	 * memory, that is not taken for a hold (lib/builtin.c's mutex_held();
+	 * the limit is in odebug-pthread(7)).  With origins=1 the hold is
+	 * kept in the tracker, which still says held.
+	 */
+	if (strstr(getenv("ODEBUG_OPTIONS") ? getenv("ODEBUG_OPTIONS") : "", "origins=1"))
+		EXPECT_REPORT(free(held_elsewhere), "ODEBUG: free active");
+	else
+		EXPECT_SILENT(free(held_elsewhere));
 }
 
 static void old_and_clock_nodes_are_checked_too(void **state)
