@@ -98,8 +98,12 @@
  *   after PEEK_STEPS, since a tracker may be reused under it.
  * tests/torture/race.c hammers both paths on the same objects.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -171,6 +175,34 @@ static size_t map_chunks;
 #define TABLE_BYTES	(HASH_SIZE * (sizeof(*heads) + sizeof(*occupied)))
 typedef uint64_t __attribute__((may_alias)) map_word;
 
+/*
+ * May the chunk map take 32 GiB of address space?  Not when the program
+ * runs under a limit on address space or data (RLIMIT_AS, RLIMIT_DATA,
+ * which counts private writable mappings) that it did not budget for us,
+ * nor under strict overcommit (vm.overcommit_memory=2), where the kernel
+ * ignores MAP_NORESERVE and would charge the whole map to the machine's
+ * commit limit: an optimisation must not make the program's own
+ * allocations fail.  (Read once, at the start; raw reads, no stdio.)
+ */
+static bool map_affordable(void)
+{
+	struct rlimit rl;
+	char c = '0';
+	int fd, saved = errno;
+
+	if ((!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY) ||
+	    (!getrlimit(RLIMIT_DATA, &rl) && rl.rlim_cur != RLIM_INFINITY))
+		return false;
+	fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '2';	/* unknown: be careful */
+		close(fd);
+	}
+	errno = saved;
+	return c != '2';
+}
+
 bool odebug_table_init(void)
 {
 	char *p;
@@ -194,7 +226,7 @@ bool odebug_table_init(void)
 	 * every chunk counts as marked: the masks alone answer, as before.
 	 * Small pages: a huge one would commit 2 MiB per tracked region.
 	 */
-	chunk_map = odebug_reserve(MAP_BYTES);
+	chunk_map = map_affordable() ? odebug_reserve(MAP_BYTES) : NULL;
 	/*
 	 * memcheck's leak check at exit reads every defined word of the
 	 * client's memory: 32 GiB of zero pages, minutes.  It is the one
