@@ -87,51 +87,38 @@ static int create(create_fn *next, pthread_t *thread, const pthread_attr_t *attr
 	return r;
 }
 
-static create_fn *resolve(const char *version)
+/* The next definition of @name at @version (else its default), found once. */
+static void *next_of(void **slot, const char *name, const char *version)
 {
-	create_fn *fn;
+	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
-	*(void **)&fn = dlvsym(RTLD_NEXT, "pthread_create", version);
-	if (!fn)
-		*(void **)&fn = dlsym(RTLD_NEXT, "pthread_create");
+	if (unlikely(!fn)) {
+		fn = dlvsym(RTLD_NEXT, name, version);
+		if (!fn)
+			fn = dlsym(RTLD_NEXT, name);
+		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	}
 	return fn;
 }
 
-static create_fn *next_234, *next_base;
+/* pthread_create at glibc's @version, exported as pthread_create@@at. */
+#define PTHREAD_CREATE(tag, version, at)					\
+	static create_fn *next_##tag;						\
+	int odebug_pthread_create_##tag(pthread_t *thread, const pthread_attr_t *attr, \
+					void *(*routine)(void *), void *arg) ODEBUG_EXPORT; \
+	int odebug_pthread_create_##tag(pthread_t *thread, const pthread_attr_t *attr, \
+					void *(*routine)(void *), void *arg)	\
+	{									\
+		create_fn *next = next_of((void **)&next_##tag, "pthread_create", version); \
+										\
+		if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))	\
+			return next(thread, attr, routine, arg);		\
+		return create(next, thread, attr, routine, arg);		\
+	}									\
+	__asm__(".symver odebug_pthread_create_" #tag ",pthread_create" at)
 
-int odebug_pthread_create_234(pthread_t *thread, const pthread_attr_t *attr,
-			      void *(*routine)(void *), void *arg) ODEBUG_EXPORT;
-int odebug_pthread_create_234(pthread_t *thread, const pthread_attr_t *attr,
-			      void *(*routine)(void *), void *arg)
-{
-	create_fn *next = __atomic_load_n(&next_234, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!next)) {
-		next = resolve("GLIBC_2.34");
-		__atomic_store_n(&next_234, next, __ATOMIC_RELEASE);
-	}
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
-		return next(thread, attr, routine, arg);
-	return create(next, thread, attr, routine, arg);
-}
-__asm__(".symver odebug_pthread_create_234,pthread_create@@GLIBC_2.34");
-
-int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
-			       void *(*routine)(void *), void *arg) ODEBUG_EXPORT;
-int odebug_pthread_create_base(pthread_t *thread, const pthread_attr_t *attr,
-			       void *(*routine)(void *), void *arg)
-{
-	create_fn *next = __atomic_load_n(&next_base, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!next)) {
-		next = resolve(ODEBUG_V_BASE);
-		__atomic_store_n(&next_base, next, __ATOMIC_RELEASE);
-	}
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
-		return next(thread, attr, routine, arg);
-	return create(next, thread, attr, routine, arg);
-}
-__asm__(".symver odebug_pthread_create_base,pthread_create@" ODEBUG_V_BASE);
+PTHREAD_CREATE(234, "GLIBC_2.34", "@@GLIBC_2.34");
+PTHREAD_CREATE(base, ODEBUG_V_BASE, "@" ODEBUG_V_BASE);
 
 typedef int thrd_create_fn(thrd_t *, thrd_start_t, void *);
 
@@ -150,44 +137,20 @@ static int c11_create(thrd_create_fn *next, thrd_t *thread, thrd_start_t routine
 	return r;
 }
 
-static thrd_create_fn *resolve_c11(const char *version)
-{
-	thrd_create_fn *fn;
+/* thrd_create at glibc's @version, exported as thrd_create@@at. */
+#define THRD_CREATE(tag, version, at)						\
+	static thrd_create_fn *next_c11_##tag;					\
+	int odebug_thrd_create_##tag(thrd_t *thread, thrd_start_t routine, void *arg) \
+		ODEBUG_EXPORT;							\
+	int odebug_thrd_create_##tag(thrd_t *thread, thrd_start_t routine, void *arg) \
+	{									\
+		thrd_create_fn *next = next_of((void **)&next_c11_##tag, "thrd_create", version); \
+										\
+		if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))	\
+			return next(thread, routine, arg);			\
+		return c11_create(next, thread, routine, arg);			\
+	}									\
+	__asm__(".symver odebug_thrd_create_" #tag ",thrd_create" at)
 
-	*(void **)&fn = dlvsym(RTLD_NEXT, "thrd_create", version);
-	if (!fn)
-		*(void **)&fn = dlsym(RTLD_NEXT, "thrd_create");
-	return fn;
-}
-
-static thrd_create_fn *next_c11_234, *next_c11_228;
-
-int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
-int odebug_thrd_create_234(thrd_t *thread, thrd_start_t routine, void *arg)
-{
-	thrd_create_fn *next = __atomic_load_n(&next_c11_234, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!next)) {
-		next = resolve_c11("GLIBC_2.34");
-		__atomic_store_n(&next_c11_234, next, __ATOMIC_RELEASE);
-	}
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
-		return next(thread, routine, arg);
-	return c11_create(next, thread, routine, arg);
-}
-__asm__(".symver odebug_thrd_create_234,thrd_create@@GLIBC_2.34");
-
-int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg) ODEBUG_EXPORT;
-int odebug_thrd_create_228(thrd_t *thread, thrd_start_t routine, void *arg)
-{
-	thrd_create_fn *next = __atomic_load_n(&next_c11_228, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!next)) {
-		next = resolve_c11("GLIBC_2.28");
-		__atomic_store_n(&next_c11_228, next, __ATOMIC_RELEASE);
-	}
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF))
-		return next(thread, routine, arg);
-	return c11_create(next, thread, routine, arg);
-}
-__asm__(".symver odebug_thrd_create_228,thrd_create@GLIBC_2.28");
+THRD_CREATE(234, "GLIBC_2.34", "@@GLIBC_2.34");
+THRD_CREATE(228, "GLIBC_2.28", "@GLIBC_2.28");
