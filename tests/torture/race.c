@@ -28,15 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "odebug.h"
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; \
-		fprintf(stdout, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stdout, __VA_ARGS__); fputc('\n', stdout); } \
-} while (0)
+#include "torture.h"	/* the counters and CHECK(); its descriptor is not used */
 
 #define OBJS	64
 #define TAKERS	3

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * torture.h - what both torture programs share: the pass/fail counters and
- * CHECK(), and a descriptor whose fixup_free disarms and forgets the object
- * (so every "free active" report is also a fixed-up one).
+ * torture.h - what the torture programs share: the pass/fail counters and
+ * CHECK(), and, when TORTURE_TYPE names it, a descriptor whose fixup_free
+ * disarms and forgets the object (so every "free active" report is also a
+ * fixed-up one).
  */
 #ifndef ODEBUG_TORTURE_H
 #define ODEBUG_TORTURE_H
@@ -20,6 +21,7 @@ static int passed, failed;
 		fprintf(stdout, __VA_ARGS__); fputc('\n', stdout); } \
 } while (0)
 
+#ifdef TORTURE_TYPE
 static bool fixup_free(void *addr, enum debug_obj_state state);
 static const struct debug_obj_descr descr = {
 	.name = TORTURE_TYPE, .fixup_free = fixup_free,
@@ -33,5 +35,6 @@ static bool fixup_free(void *addr, enum debug_obj_state state)
 	debug_object_free(addr, &descr);
 	return true;
 }
+#endif /* TORTURE_TYPE */
 
 #endif /* ODEBUG_TORTURE_H */
