@@ -308,6 +308,9 @@ again:
 	case ODEBUG_STATE_ACTIVE:
 		misuse(b, t, w, "init", descr->fixup_init, addr);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: revive it */
+		unlock_bucket(b);
+		goto retry;
 	default:	/* DESTROYED */
 		misuse(b, t, w, "init", NULL, addr);
 		return;
@@ -407,6 +410,7 @@ activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
+restart:
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 again:
@@ -429,6 +433,9 @@ again:
 				return 0;
 			}
 			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+		case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked now */
+			unlock_bucket(b);
+			goto restart;
 		default:	/* DESTROYED */
 			misuse(b, t, w, "activate", NULL, addr);
 			return -EINVAL;
@@ -524,6 +531,10 @@ again:
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+		unlock_bucket(b);
+		report_untracked(addr, descr, "deactivate");
+		return;
 	default:	/* DESTROYED */
 		break;
 	}
@@ -608,6 +619,9 @@ again:
 	case ODEBUG_STATE_ACTIVE:
 		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+		unlock_bucket(b);
+		return;
 	default:	/* DESTROYED */
 		misuse(b, t, w, "destroy", NULL, addr);
 		return;
@@ -655,6 +669,52 @@ void odebug_reclaim_last_freed(void)
 		reclaim_freed(index);
 }
 
+/* The locked free, out of line (see activate_slow()). */
+static __attribute__((noinline)) void
+free_slow(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		return;
+	}
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_ACTIVE:
+		misuse(b, t, w, "free", descr->fixup_free, addr);
+		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: its free was counted */
+		unlock_bucket(b);
+		return;
+	default:
+		break;
+	}
+	/* To FREED by CAS (kernel-style: unlinked): a lockless activate now fails, or came first. */
+	switch (odebug_release(b, t, w)) {
+	case -1:
+		goto again;
+	case 1:
+		unlock_bucket(b);
+		odebug_pool_free(t);
+		return;
+	default: {
+		uint32_t prev = last_freed;
+
+		last_freed = odebug_tracker_index(t);
+		unlock_bucket(b);
+		if (prev && prev != last_freed)
+			reclaim_freed(prev);
+		return;
+	}
+	}
+}
+
 /**
  * debug_object_free - debug checks when an object is freed
  * @addr:	address of the object
@@ -665,42 +725,10 @@ void odebug_reclaim_last_freed(void)
  */
 ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-	uint64_t w;
-
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
 	odebug_check_returned();
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		return;
-	}
-again:
-	w = odebug_tracker_word(t);
-	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
-		/* FREED (or unlinked): a lockless activate now fails, or it came first. */
-		switch (odebug_release(b, t, w)) {
-		case -1:
-			goto again;
-		case 1:
-			unlock_bucket(b);
-			odebug_pool_free(t);
-			return;
-		default: {
-			uint32_t prev = last_freed;
-
-			last_freed = odebug_tracker_index(t);
-			unlock_bucket(b);
-			if (prev && prev != last_freed)
-				reclaim_freed(prev);
-			return;
-		}
-		}
-	}
-	misuse(b, t, w, "free", descr->fixup_free, addr);
+	free_slow(addr, descr);
 }
 
 /**
@@ -764,6 +792,11 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	}
 again:
 	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {	/* a lockless free since the lookup */
+		unlock_bucket(b);
+		report_untracked(addr, descr, "active_state");
+		return;
+	}
 	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
 		/* The busy bit first: a lockless deactivate compares it. */
 		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
@@ -792,8 +825,13 @@ ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
 		return state;
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (t)
-		state = odebug_tracker_state(t);
+	if (t) {
+		/* One read: a lockless free may have made it FREED since the lookup. */
+		unsigned int s = odebug_word_state(odebug_tracker_word(t));
+
+		if (s != ODEBUG_WORD_FREED)
+			state = (enum debug_obj_state)s;
+	}
 	unlock_bucket(b);
 	return state;
 }
