@@ -669,6 +669,61 @@ void odebug_reclaim_last_freed(void)
 		reclaim_freed(index);
 }
 
+/*
+ * @t, of index @index, just became FREED (by this thread): count its free
+ * and make it this thread's one FREED tracker, reclaiming the previous
+ * one.  Under the guard, since a lockless free runs with no lock held: a
+ * signal handler's debug_object_free() landing between the read and the
+ * write of last_freed would lose its tracker from the bound, and one
+ * landing in the pool's count would lose a count (the handler's call is
+ * ignored instead, as during any locked section of ours).
+ */
+static inline void note_freed(uint32_t index)
+{
+	uint32_t prev;
+
+	odebug_guard_enter();
+	prev = last_freed;
+	last_freed = index;
+	odebug_guard_exit();
+	if (prev && prev != index)
+		reclaim_freed(prev);
+}
+
+/*
+ * The lockless free (table.c's header): INIT, INACTIVE or DESTROYED to
+ * FREED by one compare-and-swap, without the bucket lock.  False leaves
+ * the call to the locked path: not found, ACTIVE (the misuse report and
+ * fixup_free), NONE, busy set (astate, which only the locked path
+ * changes, is not 0), a failed CAS, origins=1 (no lockless call there),
+ * and the kernel-style table (odebug_peek() finds nothing there).  Every
+ * locked reader that looked the tracker up before this CAS finds FREED
+ * when it reads the word again, and treats the object as untracked.
+ */
+static inline bool fast_free(void *addr)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins))
+		return false;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || (w & ODEBUG_WORD_BUSY))
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+	case ODEBUG_STATE_DESTROYED:
+		if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | ODEBUG_WORD_FREED))
+			return false;
+		odebug_pool_count(false);
+		note_freed(odebug_tracker_index(t));
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The locked free, out of line (see activate_slow()). */
 static __attribute__((noinline)) void
 free_slow(void *addr, const struct debug_obj_descr *descr)
@@ -728,6 +783,8 @@ ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *d
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
 	odebug_check_returned();
+	if (likely(fast_free(addr)))
+		return;
 	free_slow(addr, descr);
 }
 
