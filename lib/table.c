@@ -2,17 +2,18 @@
 /*
  * table.c - the tracker table.
  *
- * 16384 buckets hashed by 4 KiB chunk, each with its own spinlock: all
+ * 8192 buckets hashed by 4 KiB chunk, each with its own spinlock: all
  * trackers of one chunk share a bucket, so the free check visits exactly
- * one bucket per chunk released (the kernel's design).  Unlike the kernel's
- * single chain per bucket, a bucket holds 64 short chains: an object's
- * chain is its 64-byte slot within the chunk, rotated by the chunk's hash.
- * Finding an object costs the same whether its page holds one object or
- * sixty-four, and the free check of a small block walks only the chains of
- * the slots it covers.
+ * one bucket per chunk released (the kernel's design, with half its
+ * buckets).  Unlike the kernel's single chain per bucket, a bucket holds
+ * 128 short chains: an object's chain is its 32-byte cell within the
+ * chunk, the cell's 64-byte slot rotated by the chunk's hash.  Finding an
+ * object costs the same whether its page holds one object or a hundred,
+ * objects of 32 bytes or more have a chain each, and the free check of a
+ * small block walks only the chains of the slots it covers.
  *
- * Beside the chains, each bucket keeps an occupancy mask for each of 32
- * classes of chunk (five more bits of the chunk's hash): bit c is set
+ * Beside the chains, each bucket keeps an occupancy mask for each of 64
+ * classes of chunk (the rotation's six bits of the chunk's hash): bit c is set
  * while a tracker of a chunk of that class starts in 32-byte cell c.  The
  * masks are exact, kept under the bucket lock, and read without it, so the
  * free check passes over a block whose cells hold no tracker, even when
@@ -36,13 +37,16 @@
  *                              '-- cell (7) --------'
  *             bit 12 = CHUNK_SHIFT, 6 = SLOT_SHIFT, 5 = CELL_SHIFT
  *
- *   hash:     | bucket (14) | rotation (6) | unused (44) |
+ *   hash:     | bucket (13) | rotation (6) | flip (1) | unused (44) |
  *             '- HASH_BITS -'- ROT_BITS ---'
- *                           | class (5) |.|
- *             the class is the rotation's top CLASS_BITS
+ *                           | class (6)   |
+ *             the class is the rotation's top CLASS_BITS (all of them)
  *
- * A tracker's chain is (slot + rotation) mod CHAINS; its occupancy bit is
- * bit (cell mod 64) of word (cell / 64) of mask [bucket][class].
+ * A tracker's slot chain is (slot + rotation) mod CHAINS, and its chain
+ * that slot chain's half (half xor flip): heads [bucket][2 * slot chain +
+ * (half ^ flip)].  Sets of chains (the free check's) are sets of slot
+ * chains, both halves each.  Its occupancy bit is bit (cell mod 64) of
+ * word (cell / 64) of mask [bucket][class].
  *
  * Invariants, all changed only under the bucket lock:
  * - a tracker is on exactly one chain, the one of its address;
@@ -118,11 +122,12 @@
 
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 
-/* One chain per 64-byte slot of a chunk. */
+/* One slot chain per 64-byte slot of a chunk, a chain per half of it. */
 #define SLOT_SHIFT	6
 #define CHAIN_BITS	(ODEBUG_CHUNK_SHIFT - SLOT_SHIFT)
-#define CHAINS		(1u << CHAIN_BITS)			/* 64 */
+#define CHAINS		(1u << CHAIN_BITS)			/* 64 slot chains */
 #define ALL_CHAINS	(~0ull >> (64 - CHAINS))
+#define HEADS		(2 * CHAINS)				/* 128 chains */
 
 /* The occupancy masks: one bit per 32-byte cell, two cells per slot. */
 #define CELL_SHIFT	(SLOT_SHIFT - 1)
@@ -133,7 +138,7 @@
 /* The hash bits below the bucket index: the rotation, and its class. */
 #define ROT_BITS	CHAIN_BITS
 #define ROT_SHIFT	(64 - ODEBUG_HASH_BITS - ROT_BITS)
-#define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
+#define CLASS_BITS	6		/* occupancy masks per bucket: 64 */
 #define CLASSES		(1u << CLASS_BITS)
 #define CLASS_ROTS	(1u << (ROT_BITS - CLASS_BITS))	/* rotations per class */
 
@@ -149,21 +154,23 @@
 #define MAP_BYTES	((size_t)(MAP_LIMIT >> ODEBUG_CHUNK_SHIFT))
 #define EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
 
-_Static_assert(CHAINS == 64 && ROT_BITS == 6, "odebug_chain_head() in internal.h agrees");
+_Static_assert(CHAINS == 64 && ROT_BITS == 6 && HEADS == 128 && CELL_SHIFT == 5,
+	       "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
 _Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
-_Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
+_Static_assert(ODEBUG_HASH_BITS + ROT_BITS + 1 <= 64,
+	       "the rotation and the half's flip are below the bucket index");
 _Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
 	       "an eighth is 16 cells: a quarter of a mask word");
 
 /*
- * Per bucket: the chain heads (pool indices), four cache lines; named
+ * Per bucket: the chain heads (pool indices), eight cache lines; named
  * odebug_heads for the lockless walk (internal.h's odebug_peek(), whose
  * odebug_chain_head() is chain_of() below, bit for bit).
  */
-uint32_t (*odebug_heads)[CHAINS];
+uint32_t (*odebug_heads)[HEADS];
 #define heads odebug_heads
 /* Per bucket and class: the occupied cells, 128 bits. */
 static uint64_t (*occupied)[CLASSES][MASK_WORDS];
@@ -219,7 +226,7 @@ bool odebug_table_init(void)
 		odebug_unmap(p, TABLE_BYTES);
 		return false;
 	}
-	heads = (uint32_t (*)[CHAINS])p;
+	heads = (uint32_t (*)[HEADS])p;
 	occupied = (uint64_t (*)[CLASSES][MASK_WORDS])(p + HASH_SIZE * sizeof(*heads));
 	/*
 	 * Without the map (a limit on address space, or strict overcommit),
@@ -319,11 +326,27 @@ static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
 /*
  * The chain within the bucket: the 64-byte slot of @addr in its chunk,
  * rotated, so the same offset in the different chunks of one bucket
- * spreads out.
+ * spreads out; then the half of the slot (its 32-byte cell), so that
+ * objects of 32 bytes or more have a chain each (two objects sharing a
+ * chain cost a lockless lookup a mispredicted branch half the time).  The
+ * half is flipped by the hash bit below the rotation, so that objects at
+ * the same offset of many chunks (one per page) use both.
  */
+static unsigned int head_of(unsigned int slot_chain, unsigned int half)
+{
+	return 2 * slot_chain + half;
+}
+
+static unsigned int half_of(uint64_t hash, uintptr_t addr)
+{
+	return (unsigned int)((addr >> CELL_SHIFT) ^ (hash >> (ROT_SHIFT - 1))) & 1;
+}
+
 static unsigned int chain_of(uintptr_t addr)
 {
-	return (slot_of(addr) + rot_of(addr)) & (CHAINS - 1);
+	uint64_t hash = odebug_chunk_hash(addr);
+
+	return head_of((slot_of(addr) + rot_of_hash(hash)) & (CHAINS - 1), half_of(hash, addr));
 }
 
 /* 64 cells to the 32 slots they make: bit 2i or 2i+1 set -> bit i. */
@@ -456,25 +479,35 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
  * @addr's tracker left: clear its cell's bit unless another tracker of the
  * same class and cell stays.  Such trackers have one of the class's
  * CLASS_ROTS rotations and the same slot, so they are on one of that many
- * chains.  Then clear the chunk map's bit of @addr's eighth when no cell of
+ * slot chains, in either half.  Then clear the chunk map's bit of @addr's eighth when no cell of
  * that eighth is left in the class's mask: no tracker of any chunk of the
  * class, so none of this chunk, starts there.  The bit stays set while
  * another chunk of the class (2 GiB away or more) holds a tracker in the
  * same eighth: a "maybe" the masks answer, never a false "no".
  */
-static void vacate(struct odebug_bucket *b, uintptr_t addr)
+/* Does the chain from @head hold a tracker in @cell of a chunk of class @cls? */
+static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
 {
-	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r;
-	uint32_t *chains = heads[b - odebug_buckets];
-	uint64_t *w = word_of(b, addr), left;
 	struct odebug_tracker *t;
 
-	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
-		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
-		     t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (cell_of(odebug_tracker_addr(t)) == cell &&
-			    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
-				return;
+	for (t = odebug_tracker_at(head); t; t = odebug_tracker_at(odebug_tracker_next(t)))
+		if (cell_of(odebug_tracker_addr(t)) == cell &&
+		    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
+			return true;
+	return false;
+}
+
+static void vacate(struct odebug_bucket *b, uintptr_t addr)
+{
+	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r, c;
+	uint32_t *chains = heads[b - odebug_buckets];
+	uint64_t *w = word_of(b, addr), left;
+
+	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++) {
+		c = head_of((slot_of(addr) + r) & (CHAINS - 1), 0);
+		if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
+			return;
+	}
 	left = *w & ~(1ull << (cell & 63));
 	__atomic_store_n(w, left, __ATOMIC_RELAXED);
 	if (chunk_map && addr < MAP_LIMIT && !(left & 0xffffull << (cell & 48))) {
@@ -715,10 +748,47 @@ void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 	}
 }
 
+/* odebug_bucket_take() on the one chain whose head is *@pp. */
+static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
+					 uintptr_t start, uintptr_t end,
+					 uint32_t *taken, unsigned long *visited)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	while (*pp) {
+		t = odebug_tracker_at(*pp);
+		++*visited;
+		w = odebug_tracker_word(t);
+		if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
+			pp = &t->hnext;
+			continue;
+		}
+		if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
+			return t;
+		if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+			/* Untracked already, and counted so: back to the pool. */
+			__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
+			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+			forget(b, t);
+			odebug_pool_recycle(t);
+			continue;
+		}
+		/* Claimed, unless a lockless activate got there first: look again. */
+		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+			continue;
+		__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+		forget(b, t);
+		odebug_tracker_set_next(t, *taken);
+		*taken = odebug_tracker_index(t);
+	}
+	return NULL;
+}
+
 /**
  * odebug_bucket_take - unlink the trackers of a range, up to an active one
  * @b:		the bucket, locked by the caller
- * @chains:	the chains to walk, as odebug_table_visit() passed them
+ * @chains:	the slot chains to walk, as odebug_table_visit() passed them
  * @start, @end: the range [start, end)
  * @taken:	the unlinked trackers are pushed on this list; give it to
  *		odebug_trackers_put() once the lock is dropped
@@ -731,37 +801,15 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 					  uintptr_t start, uintptr_t end,
 					  uint32_t *taken, unsigned long *visited)
 {
+	uint32_t *h = heads[b - odebug_buckets];
 	struct odebug_tracker *t;
-	uint32_t *pp;
-	uint64_t w;
+	unsigned int c;
 
 	for (; chains; chains &= chains - 1) {
-		for (pp = &heads[b - odebug_buckets][__builtin_ctzll(chains)]; *pp;) {
-			t = odebug_tracker_at(*pp);
-			++*visited;
-			w = odebug_tracker_word(t);
-			if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
-				pp = &t->hnext;
-				continue;
-			}
-			if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
-				return t;
-			if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
-				/* Untracked already, and counted so: back to the pool. */
-				__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
-				__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
-				forget(b, t);
-				odebug_pool_recycle(t);
-				continue;
-			}
-			/* Claimed, unless a lockless activate got there first: look again. */
-			if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
-				continue;
-			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
-			forget(b, t);
-			odebug_tracker_set_next(t, *taken);
-			*taken = odebug_tracker_index(t);
-		}
+		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		if ((t = take_chain(b, &h[c], start, end, taken, visited)) ||
+		    (t = take_chain(b, &h[c + 1], start, end, taken, visited)))
+			return t;
 	}
 	return NULL;
 }
@@ -777,12 +825,18 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 {
 	struct odebug_tracker *t;
 
-	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
-		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
-		     t; t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (odebug_tracker_state(t) != (enum debug_obj_state)ODEBUG_WORD_FREED &&
-			    fn(t, ctx))
-				return true;
+	unsigned int c, half;
+
+	for (chains &= ALL_CHAINS; chains; chains &= chains - 1) {
+		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		for (half = 0; half < 2; half++)
+			for (t = odebug_tracker_at(heads[b - odebug_buckets][c + half]); t;
+			     t = odebug_tracker_at(odebug_tracker_next(t)))
+				if (odebug_tracker_state(t) !=
+					    (enum debug_obj_state)ODEBUG_WORD_FREED &&
+				    fn(t, ctx))
+					return true;
+	}
 	return false;
 }
 
@@ -797,12 +851,12 @@ void odebug_table_drain(void)
 
 	for (i = 0; i < HASH_SIZE; i++) {
 		struct odebug_bucket *b = &odebug_buckets[i];
-		uint32_t taken[CHAINS];
+		uint32_t taken[HEADS];
 
 		/* Always locked: an unlocked look at count may be stale. */
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
-		for (c = 0; c < CHAINS; c++) {
+		for (c = 0; c < HEADS; c++) {
 			struct odebug_tracker *t;
 
 			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext)) {
@@ -816,7 +870,7 @@ void odebug_table_drain(void)
 		memset(occupied[i], 0, sizeof(occupied[i]));
 		b->count = 0;
 		odebug_bucket_unlock(b);
-		for (c = 0; c < CHAINS; c++)
+		for (c = 0; c < HEADS; c++)
 			odebug_trackers_put(taken[c]);
 	}
 	/* The chunk map keeps its bits: set bits are never wrong, only slower. */
