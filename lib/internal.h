@@ -384,10 +384,19 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
  * (the kernel's: 16384) buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
  * private to table.c; its users walk trackers through these operations.
  */
+/*
+ * Ours: a line each (0.5 MiB in all), so that threads working on objects
+ * of different chunks never share a lock's line.  The kernel-style
+ * table's 16384: two a line, the same 0.5 MiB.
+ */
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-} __attribute__((aligned(32)));	/* two a line: 0.5 MiB in all, taken by the locked path only */
+#ifdef ODEBUG_TABLE_KERNEL
+} __attribute__((aligned(32)));
+#else
+} __attribute__((aligned(64)));
+#endif
 extern struct odebug_bucket *odebug_buckets;
 /*
  * The kernel's 16384 buckets for its table; 8192 for ours, whose buckets
@@ -526,17 +535,15 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 extern uint32_t (*odebug_heads)[128];
 
 /*
- * The chain head of @addr (table.c's header): its 64-byte slot in its
- * chunk, rotated by the hash bits just below the bucket index, then its
- * 32-byte half of that slot, flipped by the hash bit below those.
+ * The chain head of @addr (table.c's header): its 32-byte cell in its
+ * chunk, xored with the seven hash bits just below the bucket index.
  */
 static inline uint32_t *odebug_chain_head(uintptr_t addr)
 {
 	uint64_t hash = odebug_chunk_hash(addr);
-	unsigned int rot = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 6)) & 63;
-	unsigned int half = (unsigned int)((addr >> 5) ^ (hash >> (64 - ODEBUG_HASH_BITS - 7))) & 1;
 
-	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)][2 * (((addr >> 6) + rot) & 63) + half];
+	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)]
+			    [((addr >> 5) ^ (hash >> (64 - ODEBUG_HASH_BITS - 7))) & 127];
 }
 
 /* Steps a lockless walk takes before it leaves the call to the locked path. */

@@ -7,13 +7,13 @@
  * one bucket per chunk released (the kernel's design, with half its
  * buckets).  Unlike the kernel's single chain per bucket, a bucket holds
  * 128 short chains: an object's chain is its 32-byte cell within the
- * chunk, the cell's 64-byte slot rotated by the chunk's hash.  Finding an
+ * chunk, shuffled by the chunk's hash.  Finding an
  * object costs the same whether its page holds one object or a hundred,
  * objects of 32 bytes or more have a chain each, and the free check of a
  * small block walks only the chains of the slots it covers.
  *
  * Beside the chains, each bucket keeps an occupancy mask for each of 64
- * classes of chunk (the rotation's six bits of the chunk's hash): bit c is set
+ * classes of chunk (six more bits of the chunk's hash): bit c is set
  * while a tracker of a chunk of that class starts in 32-byte cell c.  The
  * masks are exact, kept under the bucket lock, and read without it, so the
  * free check passes over a block whose cells hold no tracker, even when
@@ -37,14 +37,14 @@
  *                              '-- cell (7) --------'
  *             bit 12 = CHUNK_SHIFT, 6 = SLOT_SHIFT, 5 = CELL_SHIFT
  *
- *   hash:     | bucket (13) | rotation (6) | flip (1) | unused (44) |
- *             '- HASH_BITS -'- ROT_BITS ---'
- *                           | class (6)   |
- *             the class is the rotation's top CLASS_BITS (all of them)
+ *   hash:     | bucket (13) | shuffle (7)  | unused (44) |
+ *             '- HASH_BITS -'- SHUFFLE_BITS'
+ *                           | class (6) |.|
+ *             the class is the shuffle's top CLASS_BITS
  *
- * A tracker's slot chain is (slot + rotation) mod CHAINS, and its chain
- * that slot chain's half (half xor flip): heads [bucket][2 * slot chain +
- * (half ^ flip)].  Sets of chains (the free check's) are sets of slot
+ * A tracker's chain is heads [bucket][cell xor shuffle]: the two cells of
+ * a slot land on the two halves of one slot chain (slot xor the shuffle's
+ * top six bits), so sets of chains (the free check's) are sets of slot
  * chains, both halves each.  Its occupancy bit is bit (cell mod 64) of
  * word (cell / 64) of mask [bucket][class].
  *
@@ -135,12 +135,12 @@
 #define LAST_CELL	(CELLS - 1)
 #define MASK_WORDS	(CELLS / 64)
 
-/* The hash bits below the bucket index: the rotation, and its class. */
-#define ROT_BITS	CHAIN_BITS
-#define ROT_SHIFT	(64 - ODEBUG_HASH_BITS - ROT_BITS)
+/* The hash bits below the bucket index: the shuffle of the cells, and its class. */
+#define SHUFFLE_BITS	(CHAIN_BITS + 1)			/* a chain per cell */
+#define SHUFFLE_SHIFT	(64 - ODEBUG_HASH_BITS - SHUFFLE_BITS)
 #define CLASS_BITS	6		/* occupancy masks per bucket: 64 */
 #define CLASSES		(1u << CLASS_BITS)
-#define CLASS_ROTS	(1u << (ROT_BITS - CLASS_BITS))	/* rotations per class */
+#define CLASS_SLOT_SHUFFLES	(1u << (CHAIN_BITS - CLASS_BITS))	/* per class: 1 */
 
 /*
  * The chunk map: a byte per chunk below MAP_LIMIT (the 47-bit user address
@@ -154,14 +154,13 @@
 #define MAP_BYTES	((size_t)(MAP_LIMIT >> ODEBUG_CHUNK_SHIFT))
 #define EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
 
-_Static_assert(CHAINS == 64 && ROT_BITS == 6 && HEADS == 128 && CELL_SHIFT == 5,
+_Static_assert(CHAINS == 64 && SHUFFLE_BITS == 7 && HEADS == 128 && CELL_SHIFT == 5,
 	       "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
-_Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
-_Static_assert(ODEBUG_HASH_BITS + ROT_BITS + 1 <= 64,
-	       "the rotation and the half's flip are below the bucket index");
+_Static_assert(CLASS_BITS <= CHAIN_BITS, "the class is the slot shuffle's top bits");
+_Static_assert(ODEBUG_HASH_BITS + SHUFFLE_BITS <= 64, "the shuffle is below the bucket index");
 _Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
 	       "an eighth is 16 cells: a quarter of a mask word");
 
@@ -284,21 +283,29 @@ static size_t bucket_index(uint64_t hash)
 	return hash >> (64 - ODEBUG_HASH_BITS);
 }
 
-/* The rotation of a chunk's slots over the chains: hash bits below the index. */
-static unsigned int rot_of_hash(uint64_t hash)
+/*
+ * The shuffle of a chunk's cells over the chains (hash bits below the
+ * index, xored with the cell), and of its slots over the slot chains.
+ */
+static unsigned int shuffle_of_hash(uint64_t hash)
 {
-	return (unsigned int)(hash >> ROT_SHIFT) & (CHAINS - 1);
+	return (unsigned int)(hash >> SHUFFLE_SHIFT) & (HEADS - 1);
 }
 
-/* The chunk's class: its rotation's top bits, which pick its mask. */
+static unsigned int slot_shuffle_of_hash(uint64_t hash)
+{
+	return shuffle_of_hash(hash) >> 1;
+}
+
+/* The chunk's class: its slot shuffle's top bits, which pick its mask. */
 static unsigned int class_of_hash(uint64_t hash)
 {
-	return rot_of_hash(hash) >> (ROT_BITS - CLASS_BITS);
+	return slot_shuffle_of_hash(hash) >> (CHAIN_BITS - CLASS_BITS);
 }
 
-static unsigned int rot_of(uintptr_t addr)
+static unsigned int class_of(uintptr_t addr)
 {
-	return rot_of_hash(odebug_chunk_hash(addr));
+	return class_of_hash(odebug_chunk_hash(addr));
 }
 
 /*
@@ -323,30 +330,38 @@ static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
 			[cell_of(addr) / 64];
 }
 
-/*
- * The chain within the bucket: the 64-byte slot of @addr in its chunk,
- * rotated, so the same offset in the different chunks of one bucket
- * spreads out; then the half of the slot (its 32-byte cell), so that
- * objects of 32 bytes or more have a chain each (two objects sharing a
- * chain cost a lockless lookup a mispredicted branch half the time).  The
- * half is flipped by the hash bit below the rotation, so that objects at
- * the same offset of many chunks (one per page) use both.
- */
+/* The chains of slot chain @slot_chain: heads [2 * slot chain + half]. */
 static unsigned int head_of(unsigned int slot_chain, unsigned int half)
 {
 	return 2 * slot_chain + half;
 }
 
-static unsigned int half_of(uint64_t hash, uintptr_t addr)
-{
-	return (unsigned int)((addr >> CELL_SHIFT) ^ (hash >> (ROT_SHIFT - 1))) & 1;
-}
-
+/*
+ * The chain within the bucket: the 32-byte cell of @addr in its chunk,
+ * shuffled, so that the same offset in the different chunks of one bucket
+ * spreads out and objects of 32 bytes or more have a chain each (two
+ * objects sharing a chain cost a lockless lookup a mispredicted branch
+ * half the time).  A xor, not an addition: a slot's two cells stay the two
+ * halves of one slot chain.
+ */
 static unsigned int chain_of(uintptr_t addr)
 {
-	uint64_t hash = odebug_chunk_hash(addr);
+	return cell_of(addr) ^ shuffle_of_hash(odebug_chunk_hash(addr));
+}
 
-	return head_of((slot_of(addr) + rot_of_hash(hash)) & (CHAINS - 1), half_of(hash, addr));
+/* A set of slots as the set of their slot chains: bit s to bit s ^ @shuffle. */
+static inline uint64_t shuffle_set(uint64_t x, unsigned int shuffle)
+{
+	static const uint64_t low[CHAIN_BITS] = {
+		0x5555555555555555ull, 0x3333333333333333ull, 0x0f0f0f0f0f0f0f0full,
+		0x00ff00ff00ff00ffull, 0x0000ffff0000ffffull, 0x00000000ffffffffull,
+	};
+	unsigned int k;
+
+	for (k = 0; k < CHAIN_BITS; k++)	/* xor with 2^k: swap blocks of 2^k */
+		if (shuffle >> k & 1)
+			x = (x & low[k]) << (1u << k) | (x >> (1u << k) & low[k]);
+	return x;
 }
 
 /* 64 cells to the 32 slots they make: bit 2i or 2i+1 set -> bit i. */
@@ -424,14 +439,11 @@ static inline bool chunk_any(uintptr_t chunk)
 static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
 				      uintptr_t start, uintptr_t end)
 {
-	unsigned int rot = rot_of_hash(hash);
 	uint64_t hi, lo = cells_in(hash, first_cell(chunk, start), last_cell(chunk, end), &hi);
-	uint64_t slots;
 
 	if (!(lo | hi))
 		return 0;
-	slots = cells_to_slots(lo) | cells_to_slots(hi) << 32;
-	return rot ? slots << rot | slots >> (64 - rot) : slots;
+	return shuffle_set(cells_to_slots(lo) | cells_to_slots(hi) << 32, slot_shuffle_of_hash(hash));
 }
 
 /* The 512-byte eighth of @addr in its chunk: its bit in the chunk map. */
@@ -478,8 +490,8 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
 /*
  * @addr's tracker left: clear its cell's bit unless another tracker of the
  * same class and cell stays.  Such trackers have one of the class's
- * CLASS_ROTS rotations and the same slot, so they are on one of that many
- * slot chains, in either half.  Then clear the chunk map's bit of @addr's eighth when no cell of
+ * CLASS_SLOT_SHUFFLES slot shuffles and the same slot, so they are on one
+ * of that many slot chains, in either half.  Then clear the chunk map's bit of @addr's eighth when no cell of
  * that eighth is left in the class's mask: no tracker of any chunk of the
  * class, so none of this chunk, starts there.  The bit stays set while
  * another chunk of the class (2 GiB away or more) holds a tracker in the
@@ -492,19 +504,19 @@ static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
 
 	for (t = odebug_tracker_at(head); t; t = odebug_tracker_at(odebug_tracker_next(t)))
 		if (cell_of(odebug_tracker_addr(t)) == cell &&
-		    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
+		    class_of(odebug_tracker_addr(t)) == cls)
 			return true;
 	return false;
 }
 
 static void vacate(struct odebug_bucket *b, uintptr_t addr)
 {
-	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r, c;
+	unsigned int cell = cell_of(addr), cls = class_of(addr), s, c;
 	uint32_t *chains = heads[b - odebug_buckets];
 	uint64_t *w = word_of(b, addr), left;
 
-	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++) {
-		c = head_of((slot_of(addr) + r) & (CHAINS - 1), 0);
+	for (s = cls * CLASS_SLOT_SHUFFLES; s < (cls + 1) * CLASS_SLOT_SHUFFLES; s++) {
+		c = head_of(slot_of(addr) ^ s, 0);
 		if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
 			return;
 	}
