@@ -13,8 +13,9 @@ unsigned long odebug_max_chain;
 
 /*
  * No odebug_spin_init() loop: zero is unlocked (lock.h), as the fresh
- * mapping is, and touching all 16384 buckets cost 256 page faults at
- * start; a bucket's line now becomes resident when it is first locked.
+ * mapping is, and touching all of the kernel table's 16384 buckets cost
+ * 256 page faults at start; a bucket's line now becomes resident when it
+ * is first locked.
  */
 bool odebug_buckets_init(void)
 {

@@ -380,16 +380,33 @@ void odebug_pool_stats(struct debug_objects_stats *s);
 void odebug_pool_restore(const struct debug_objects_stats *s);
 
 /*
- * "bucket.c", "table.c" (or "table-kernel.c"): the tracker table, 16384
- * buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
+ * "bucket.c", "table.c" (or "table-kernel.c"): the tracker table, 8192
+ * (the kernel's: 16384) buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
  * private to table.c; its users walk trackers through these operations.
+ */
+/*
+ * Ours: a line each (0.5 MiB in all), so that threads working on objects
+ * of different chunks never share a lock's line.  The kernel-style
+ * table's 16384: two a line, the same 0.5 MiB.
  */
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-} __attribute__((aligned(32)));	/* two a line: 0.5 MiB in all, taken by the locked path only */
+#ifdef ODEBUG_TABLE_KERNEL
+} __attribute__((aligned(32)));
+#else
+} __attribute__((aligned(64)));
+#endif
 extern struct odebug_bucket *odebug_buckets;
-#define ODEBUG_HASH_BITS 14			/* 16384 buckets */
+/*
+ * The kernel's 16384 buckets for its table; 8192 for ours, whose buckets
+ * hold 128 chains each (table.c): the same 4 MiB of chain heads.
+ */
+#ifdef ODEBUG_TABLE_KERNEL
+#define ODEBUG_HASH_BITS 14
+#else
+#define ODEBUG_HASH_BITS 13
+#endif
 
 /* The kernel's hash_long() of the chunk number: the golden ratio. */
 static inline uint64_t odebug_chunk_hash(uintptr_t addr)
@@ -516,19 +533,19 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 	return NULL;
 }
 #else
-/* table.c's chain heads: 64 per bucket (pool indexes). */
-extern uint32_t (*odebug_heads)[64];
+/* table.c's chain heads: 128 per bucket (pool indexes). */
+extern uint32_t (*odebug_heads)[128];
 
 /*
- * The chain head of @addr (table.c's header): its 64-byte slot in its
- * chunk, rotated by the hash bits just below the bucket index.
+ * The chain head of @addr (table.c's header): its 32-byte cell in its
+ * chunk, xored with the seven hash bits just below the bucket index.
  */
 static inline uint32_t *odebug_chain_head(uintptr_t addr)
 {
 	uint64_t hash = odebug_chunk_hash(addr);
-	unsigned int rot = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 6)) & 63;
 
-	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)][((addr >> 6) + rot) & 63];
+	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)]
+			    [((addr >> 5) ^ (hash >> (64 - ODEBUG_HASH_BITS - 7))) & 127];
 }
 
 /* Steps a lockless walk takes before it leaves the call to the locked path. */

@@ -2,17 +2,18 @@
 /*
  * table.c - the tracker table.
  *
- * 16384 buckets hashed by 4 KiB chunk, each with its own spinlock: all
+ * 8192 buckets hashed by 4 KiB chunk, each with its own spinlock: all
  * trackers of one chunk share a bucket, so the free check visits exactly
- * one bucket per chunk released (the kernel's design).  Unlike the kernel's
- * single chain per bucket, a bucket holds 64 short chains: an object's
- * chain is its 64-byte slot within the chunk, rotated by the chunk's hash.
- * Finding an object costs the same whether its page holds one object or
- * sixty-four, and the free check of a small block walks only the chains of
- * the slots it covers.
+ * one bucket per chunk released (the kernel's design, with half its
+ * buckets).  Unlike the kernel's single chain per bucket, a bucket holds
+ * 128 short chains: an object's chain is its 32-byte cell within the
+ * chunk, shuffled by the chunk's hash.  Finding an
+ * object costs the same whether its page holds one object or a hundred,
+ * objects of 32 bytes or more have a chain each, and the free check of a
+ * small block walks only the chains of the slots it covers.
  *
- * Beside the chains, each bucket keeps an occupancy mask for each of 32
- * classes of chunk (five more bits of the chunk's hash): bit c is set
+ * Beside the chains, each bucket keeps an occupancy mask for each of 64
+ * classes of chunk (six more bits of the chunk's hash): bit c is set
  * while a tracker of a chunk of that class starts in 32-byte cell c.  The
  * masks are exact, kept under the bucket lock, and read without it, so the
  * free check passes over a block whose cells hold no tracker, even when
@@ -36,13 +37,16 @@
  *                              '-- cell (7) --------'
  *             bit 12 = CHUNK_SHIFT, 6 = SLOT_SHIFT, 5 = CELL_SHIFT
  *
- *   hash:     | bucket (14) | rotation (6) | unused (44) |
- *             '- HASH_BITS -'- ROT_BITS ---'
- *                           | class (5) |.|
- *             the class is the rotation's top CLASS_BITS
+ *   hash:     | bucket (13) | shuffle (7)  | unused (44) |
+ *             '- HASH_BITS -'- SHUFFLE_BITS'
+ *                           | class (6) |.|
+ *             the class is the shuffle's top CLASS_BITS
  *
- * A tracker's chain is (slot + rotation) mod CHAINS; its occupancy bit is
- * bit (cell mod 64) of word (cell / 64) of mask [bucket][class].
+ * A tracker's chain is heads [bucket][cell xor shuffle]: the two cells of
+ * a slot land on the two halves of one slot chain (slot xor the shuffle's
+ * top six bits), so sets of chains (the free check's) are sets of slot
+ * chains, both halves each.  Its occupancy bit is bit (cell mod 64) of
+ * word (cell / 64) of mask [bucket][class].
  *
  * Invariants, all changed only under the bucket lock:
  * - a tracker is on exactly one chain, the one of its address;
@@ -126,11 +130,12 @@
 
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 
-/* One chain per 64-byte slot of a chunk. */
+/* One slot chain per 64-byte slot of a chunk, a chain per half of it. */
 #define SLOT_SHIFT	6
 #define CHAIN_BITS	(ODEBUG_CHUNK_SHIFT - SLOT_SHIFT)
-#define CHAINS		(1u << CHAIN_BITS)			/* 64 */
+#define CHAINS		(1u << CHAIN_BITS)			/* 64 slot chains */
 #define ALL_CHAINS	(~0ull >> (64 - CHAINS))
+#define HEADS		(2 * CHAINS)				/* 128 chains */
 
 /* The occupancy masks: one bit per 32-byte cell, two cells per slot. */
 #define CELL_SHIFT	(SLOT_SHIFT - 1)
@@ -138,12 +143,12 @@
 #define LAST_CELL	(CELLS - 1)
 #define MASK_WORDS	(CELLS / 64)
 
-/* The hash bits below the bucket index: the rotation, and its class. */
-#define ROT_BITS	CHAIN_BITS
-#define ROT_SHIFT	(64 - ODEBUG_HASH_BITS - ROT_BITS)
-#define CLASS_BITS	5		/* occupancy masks per bucket: 32 */
+/* The hash bits below the bucket index: the shuffle of the cells, and its class. */
+#define SHUFFLE_BITS	(CHAIN_BITS + 1)			/* a chain per cell */
+#define SHUFFLE_SHIFT	(64 - ODEBUG_HASH_BITS - SHUFFLE_BITS)
+#define CLASS_BITS	6		/* occupancy masks per bucket: 64 */
 #define CLASSES		(1u << CLASS_BITS)
-#define CLASS_ROTS	(1u << (ROT_BITS - CLASS_BITS))	/* rotations per class */
+#define CLASS_SLOT_SHUFFLES	(1u << (CHAIN_BITS - CLASS_BITS))	/* per class: 1 */
 
 /*
  * The chunk map: a byte per chunk below MAP_LIMIT (the 47-bit user address
@@ -157,21 +162,22 @@
 #define MAP_BYTES	((size_t)(MAP_LIMIT >> ODEBUG_CHUNK_SHIFT))
 #define EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
 
-_Static_assert(CHAINS == 64 && ROT_BITS == 6, "odebug_chain_head() in internal.h agrees");
+_Static_assert(CHAINS == 64 && SHUFFLE_BITS == 7 && HEADS == 128 && CELL_SHIFT == 5,
+	       "odebug_chain_head() in internal.h agrees");
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
-_Static_assert(CLASS_BITS <= ROT_BITS, "the class is the rotation's top bits");
-_Static_assert(ODEBUG_HASH_BITS + ROT_BITS <= 64, "the rotation is below the bucket index");
+_Static_assert(CLASS_BITS <= CHAIN_BITS, "the class is the slot shuffle's top bits");
+_Static_assert(ODEBUG_HASH_BITS + SHUFFLE_BITS <= 64, "the shuffle is below the bucket index");
 _Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
 	       "an eighth is 16 cells: a quarter of a mask word");
 
 /*
- * Per bucket: the chain heads (pool indices), four cache lines; named
+ * Per bucket: the chain heads (pool indices), eight cache lines; named
  * odebug_heads for the lockless walk (internal.h's odebug_peek(), whose
  * odebug_chain_head() is chain_of() below, bit for bit).
  */
-uint32_t (*odebug_heads)[CHAINS];
+uint32_t (*odebug_heads)[HEADS];
 #define heads odebug_heads
 /* Per bucket and class: the occupied cells, 128 bits. */
 static uint64_t (*occupied)[CLASSES][MASK_WORDS];
@@ -227,7 +233,7 @@ bool odebug_table_init(void)
 		odebug_unmap(p, TABLE_BYTES);
 		return false;
 	}
-	heads = (uint32_t (*)[CHAINS])p;
+	heads = (uint32_t (*)[HEADS])p;
 	occupied = (uint64_t (*)[CLASSES][MASK_WORDS])(p + HASH_SIZE * sizeof(*heads));
 	/*
 	 * Without the map (a limit on address space, or strict overcommit),
@@ -285,21 +291,29 @@ static size_t bucket_index(uint64_t hash)
 	return hash >> (64 - ODEBUG_HASH_BITS);
 }
 
-/* The rotation of a chunk's slots over the chains: hash bits below the index. */
-static unsigned int rot_of_hash(uint64_t hash)
+/*
+ * The shuffle of a chunk's cells over the chains (hash bits below the
+ * index, xored with the cell), and of its slots over the slot chains.
+ */
+static unsigned int shuffle_of_hash(uint64_t hash)
 {
-	return (unsigned int)(hash >> ROT_SHIFT) & (CHAINS - 1);
+	return (unsigned int)(hash >> SHUFFLE_SHIFT) & (HEADS - 1);
 }
 
-/* The chunk's class: its rotation's top bits, which pick its mask. */
+static unsigned int slot_shuffle_of_hash(uint64_t hash)
+{
+	return shuffle_of_hash(hash) >> 1;
+}
+
+/* The chunk's class: its slot shuffle's top bits, which pick its mask. */
 static unsigned int class_of_hash(uint64_t hash)
 {
-	return rot_of_hash(hash) >> (ROT_BITS - CLASS_BITS);
+	return slot_shuffle_of_hash(hash) >> (CHAIN_BITS - CLASS_BITS);
 }
 
-static unsigned int rot_of(uintptr_t addr)
+static unsigned int class_of(uintptr_t addr)
 {
-	return rot_of_hash(odebug_chunk_hash(addr));
+	return class_of_hash(odebug_chunk_hash(addr));
 }
 
 /*
@@ -324,14 +338,38 @@ static uint64_t *word_of(struct odebug_bucket *b, uintptr_t addr)
 			[cell_of(addr) / 64];
 }
 
+/* The chains of slot chain @slot_chain: heads [2 * slot chain + half]. */
+static unsigned int head_of(unsigned int slot_chain, unsigned int half)
+{
+	return 2 * slot_chain + half;
+}
+
 /*
- * The chain within the bucket: the 64-byte slot of @addr in its chunk,
- * rotated, so the same offset in the different chunks of one bucket
- * spreads out.
+ * The chain within the bucket: the 32-byte cell of @addr in its chunk,
+ * shuffled, so that the same offset in the different chunks of one bucket
+ * spreads out and objects of 32 bytes or more have a chain each (two
+ * objects sharing a chain cost a lockless lookup a mispredicted branch
+ * half the time).  A xor, not an addition: a slot's two cells stay the two
+ * halves of one slot chain.
  */
 static unsigned int chain_of(uintptr_t addr)
 {
-	return (slot_of(addr) + rot_of(addr)) & (CHAINS - 1);
+	return cell_of(addr) ^ shuffle_of_hash(odebug_chunk_hash(addr));
+}
+
+/* A set of slots as the set of their slot chains: bit s to bit s ^ @shuffle. */
+static inline uint64_t shuffle_set(uint64_t x, unsigned int shuffle)
+{
+	static const uint64_t low[CHAIN_BITS] = {
+		0x5555555555555555ull, 0x3333333333333333ull, 0x0f0f0f0f0f0f0f0full,
+		0x00ff00ff00ff00ffull, 0x0000ffff0000ffffull, 0x00000000ffffffffull,
+	};
+	unsigned int k;
+
+	for (k = 0; k < CHAIN_BITS; k++)	/* xor with 2^k: swap blocks of 2^k */
+		if (shuffle >> k & 1)
+			x = (x & low[k]) << (1u << k) | (x >> (1u << k) & low[k]);
+	return x;
 }
 
 /* 64 cells to the 32 slots they make: bit 2i or 2i+1 set -> bit i. */
@@ -409,14 +447,11 @@ static inline bool chunk_any(uintptr_t chunk)
 static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
 				      uintptr_t start, uintptr_t end)
 {
-	unsigned int rot = rot_of_hash(hash);
 	uint64_t hi, lo = cells_in(hash, first_cell(chunk, start), last_cell(chunk, end), &hi);
-	uint64_t slots;
 
 	if (!(lo | hi))
 		return 0;
-	slots = cells_to_slots(lo) | cells_to_slots(hi) << 32;
-	return rot ? slots << rot | slots >> (64 - rot) : slots;
+	return shuffle_set(cells_to_slots(lo) | cells_to_slots(hi) << 32, slot_shuffle_of_hash(hash));
 }
 
 /* The 512-byte eighth of @addr in its chunk: its bit in the chunk map. */
@@ -463,26 +498,36 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
 /*
  * @addr's tracker left: clear its cell's bit unless another tracker of the
  * same class and cell stays.  Such trackers have one of the class's
- * CLASS_ROTS rotations and the same slot, so they are on one of that many
- * chains.  Then clear the chunk map's bit of @addr's eighth when no cell of
+ * CLASS_SLOT_SHUFFLES slot shuffles and the same slot, so they are on one
+ * of that many slot chains, in either half.  Then clear the chunk map's bit of @addr's eighth when no cell of
  * that eighth is left in the class's mask: no tracker of any chunk of the
  * class, so none of this chunk, starts there.  The bit stays set while
  * another chunk of the class (2 GiB away or more) holds a tracker in the
  * same eighth: a "maybe" the masks answer, never a false "no".
  */
-static void vacate(struct odebug_bucket *b, uintptr_t addr)
+/* Does the chain from @head hold a tracker in @cell of a chunk of class @cls? */
+static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
 {
-	unsigned int cell = cell_of(addr), cls = rot_of(addr) / CLASS_ROTS, r;
-	uint32_t *chains = heads[b - odebug_buckets];
-	uint64_t *w = word_of(b, addr), left;
 	struct odebug_tracker *t;
 
-	for (r = cls * CLASS_ROTS; r < (cls + 1) * CLASS_ROTS; r++)
-		for (t = odebug_tracker_at(chains[(slot_of(addr) + r) & (CHAINS - 1)]); t;
-		     t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (cell_of(odebug_tracker_addr(t)) == cell &&
-			    rot_of(odebug_tracker_addr(t)) / CLASS_ROTS == cls)
-				return;
+	for (t = odebug_tracker_at(head); t; t = odebug_tracker_at(odebug_tracker_next(t)))
+		if (cell_of(odebug_tracker_addr(t)) == cell &&
+		    class_of(odebug_tracker_addr(t)) == cls)
+			return true;
+	return false;
+}
+
+static void vacate(struct odebug_bucket *b, uintptr_t addr)
+{
+	unsigned int cell = cell_of(addr), cls = class_of(addr), s, c;
+	uint32_t *chains = heads[b - odebug_buckets];
+	uint64_t *w = word_of(b, addr), left;
+
+	for (s = cls * CLASS_SLOT_SHUFFLES; s < (cls + 1) * CLASS_SLOT_SHUFFLES; s++) {
+		c = head_of(slot_of(addr) ^ s, 0);
+		if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
+			return;
+	}
 	left = *w & ~(1ull << (cell & 63));
 	__atomic_store_n(w, left, __ATOMIC_RELAXED);
 	if (chunk_map && addr < MAP_LIMIT && !(left & 0xffffull << (cell & 48))) {
@@ -725,10 +770,47 @@ void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 	}
 }
 
+/* odebug_bucket_take() on the one chain whose head is *@pp. */
+static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
+					 uintptr_t start, uintptr_t end,
+					 uint32_t *taken, unsigned long *visited)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	while (*pp) {
+		t = odebug_tracker_at(*pp);
+		++*visited;
+		w = odebug_tracker_word(t);
+		if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
+			pp = &t->hnext;
+			continue;
+		}
+		if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
+			return t;
+		if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+			/* Untracked already, and counted so: back to the pool. */
+			__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
+			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+			forget(b, t);
+			odebug_pool_recycle(t);
+			continue;
+		}
+		/* Claimed, unless a lockless activate got there first: look again. */
+		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+			continue;
+		__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
+		forget(b, t);
+		odebug_tracker_set_next(t, *taken);
+		*taken = odebug_tracker_index(t);
+	}
+	return NULL;
+}
+
 /**
  * odebug_bucket_take - unlink the trackers of a range, up to an active one
  * @b:		the bucket, locked by the caller
- * @chains:	the chains to walk, as odebug_table_visit() passed them
+ * @chains:	the slot chains to walk, as odebug_table_visit() passed them
  * @start, @end: the range [start, end)
  * @taken:	the unlinked trackers are pushed on this list; give it to
  *		odebug_trackers_put() once the lock is dropped
@@ -741,37 +823,15 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 					  uintptr_t start, uintptr_t end,
 					  uint32_t *taken, unsigned long *visited)
 {
+	uint32_t *h = heads[b - odebug_buckets];
 	struct odebug_tracker *t;
-	uint32_t *pp;
-	uint64_t w;
+	unsigned int c;
 
 	for (; chains; chains &= chains - 1) {
-		for (pp = &heads[b - odebug_buckets][__builtin_ctzll(chains)]; *pp;) {
-			t = odebug_tracker_at(*pp);
-			++*visited;
-			w = odebug_tracker_word(t);
-			if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
-				pp = &t->hnext;
-				continue;
-			}
-			if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
-				return t;
-			if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
-				/* Untracked already, and counted so: back to the pool. */
-				__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
-				__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
-				forget(b, t);
-				odebug_pool_recycle(t);
-				continue;
-			}
-			/* Claimed, unless a lockless activate got there first: look again. */
-			if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
-				continue;
-			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
-			forget(b, t);
-			odebug_tracker_set_next(t, *taken);
-			*taken = odebug_tracker_index(t);
-		}
+		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		if ((t = take_chain(b, &h[c], start, end, taken, visited)) ||
+		    (t = take_chain(b, &h[c + 1], start, end, taken, visited)))
+			return t;
 	}
 	return NULL;
 }
@@ -787,12 +847,18 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 {
 	struct odebug_tracker *t;
 
-	for (chains &= ALL_CHAINS; chains; chains &= chains - 1)
-		for (t = odebug_tracker_at(heads[b - odebug_buckets][__builtin_ctzll(chains)]);
-		     t; t = odebug_tracker_at(odebug_tracker_next(t)))
-			if (odebug_tracker_state(t) != (enum debug_obj_state)ODEBUG_WORD_FREED &&
-			    fn(t, ctx))
-				return true;
+	unsigned int c, half;
+
+	for (chains &= ALL_CHAINS; chains; chains &= chains - 1) {
+		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		for (half = 0; half < 2; half++)
+			for (t = odebug_tracker_at(heads[b - odebug_buckets][c + half]); t;
+			     t = odebug_tracker_at(odebug_tracker_next(t)))
+				if (odebug_tracker_state(t) !=
+					    (enum debug_obj_state)ODEBUG_WORD_FREED &&
+				    fn(t, ctx))
+					return true;
+	}
 	return false;
 }
 
@@ -807,12 +873,12 @@ void odebug_table_drain(void)
 
 	for (i = 0; i < HASH_SIZE; i++) {
 		struct odebug_bucket *b = &odebug_buckets[i];
-		uint32_t taken[CHAINS];
+		uint32_t taken[HEADS];
 
 		/* Always locked: an unlocked look at count may be stale. */
 		odebug_bucket_lock(b);
 		memcpy(taken, heads[i], sizeof(taken));
-		for (c = 0; c < CHAINS; c++) {
+		for (c = 0; c < HEADS; c++) {
 			struct odebug_tracker *t;
 
 			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext)) {
@@ -826,7 +892,7 @@ void odebug_table_drain(void)
 		memset(occupied[i], 0, sizeof(occupied[i]));
 		b->count = 0;
 		odebug_bucket_unlock(b);
-		for (c = 0; c < CHAINS; c++)
+		for (c = 0; c < HEADS; c++)
 			odebug_trackers_put(taken[c]);
 	}
 	/* The chunk map keeps its bits: set bits are never wrong, only slower. */
