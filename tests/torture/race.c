@@ -25,6 +25,13 @@
  *			state debug_object_get_state() returns and every
  *			report names (LOG: the log_path prefix, JSON) must be
  *			a real one, and the pool's count must match
+ *   race signal SECONDS
+ *			one thread frees and re-initialises 64 objects while
+ *			a 50 us SIGALRM handler does the same to any of them:
+ *			the lockless free interrupted by the handler's (and
+ *			the other way round; the locked init ignores the
+ *			handler's calls); no deadlock, and the pool's count
+ *			must match at the end
  *
  * Objects are 16 bytes apart in one 1 KiB array: one chunk, one bucket,
  * four to a chain, so lockless walks pass over their neighbours.  A
@@ -33,10 +40,12 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -313,6 +322,49 @@ static long check_log(const char *path)
 	return reports;
 }
 
+/* --- signal: the lockless free from a handler that interrupted one --- */
+
+static volatile sig_atomic_t handler_runs;
+
+static void on_alarm(int sig)
+{
+	static unsigned int seed = 7;
+	size_t i = next_rand(&seed) % OBJS;
+
+	(void)sig;
+	debug_object_free(objs[i], &sdescr);
+	debug_object_init(objs[i], &sdescr);
+	handler_runs++;
+}
+
+static void signal_run(long seconds)
+{
+	struct itimerval every = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+	unsigned int seed = 3;
+	time_t end = time(NULL) + seconds;
+	size_t i;
+
+	for (i = 0; i < OBJS; i++)
+		debug_object_init(objs[i], &sdescr);
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &every, NULL);
+	while (time(NULL) < end) {
+		for (i = 0; i < 100000; i++) {
+			size_t k = next_rand(&seed) % OBJS;
+
+			debug_object_free(objs[k], &sdescr);
+			debug_object_init(objs[k], &sdescr);
+		}
+		grants += i;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	for (i = 0; i < OBJS; i++)
+		if (debug_object_get_state(objs[i]) != ODEBUG_STATE_INIT)
+			violation("an object freed and initialised is not INIT", i);
+	printf("%ld handler runs\n", (long)handler_runs);
+	CHECK(handler_runs > 1000, "only %ld handler runs", (long)handler_runs);
+}
+
 static void run(void *(*take)(void *), void *(*change)(void *),
 		const struct debug_obj_descr *d, long seconds)
 {
@@ -366,8 +418,10 @@ int main(int argc, char **argv)
 			extra += debug_object_get_state(&sems[i]) != ODEBUG_STATE_NOTAVAILABLE;
 			extra += debug_object_get_state((void *)&spins[i]) != ODEBUG_STATE_NOTAVAILABLE;
 		}
+	} else if (!strcmp(what, "signal")) {
+		signal_run(seconds);
 	} else {
-		fprintf(stderr, "usage: race state|free [SECONDS] | race freed SECONDS LOG\n");
+		fprintf(stderr, "usage: race state|free|signal [SECONDS] | race freed SECONDS LOG\n");
 		return 2;
 	}
 	/* One tracker per tracked object, none leaked or shared. */
