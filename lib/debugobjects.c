@@ -670,13 +670,13 @@ void odebug_reclaim_last_freed(void)
 }
 
 /*
- * @t, of index @index, just became FREED (by this thread): count its free
- * and make it this thread's one FREED tracker, reclaiming the previous
- * one.  Under the guard, since a lockless free runs with no lock held: a
- * signal handler's debug_object_free() landing between the read and the
- * write of last_freed would lose its tracker from the bound, and one
- * landing in the pool's count would lose a count (the handler's call is
- * ignored instead, as during any locked section of ours).
+ * The tracker of @index just became FREED by a lockless free (counted
+ * already): make it this thread's one FREED tracker and reclaim the
+ * previous one.  The swap is made under the guard, since no lock is held:
+ * a signal handler's debug_object_free() landing between the read and the
+ * write of last_freed would lose its tracker from the bound (the handler's
+ * call is ignored instead, as during any locked section of ours;
+ * odebug_pool_count() guards the count the same way).
  */
 static inline void note_freed(uint32_t index)
 {
