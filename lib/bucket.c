@@ -87,6 +87,29 @@ void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_trac
 }
 
 /*
+ * The tracker odebug_bucket_take() returned ACTIVE, copied into @o; the
+ * bucket lock is held.  False when a lockless call changed its word since
+ * the walk read it (a deactivate, then maybe a lockless free made it
+ * FREED): the caller scans the bucket again, so no report names a state
+ * the object no longer has, or FREED.  With @claim, the word also becomes
+ * RETIRED by compare-and-swap before the caller unlinks it, so that a
+ * lockless free can no longer count the tracker's free as well.
+ */
+bool odebug_tracker_snapshot_active(struct odebug_snapshot *o, struct odebug_tracker *t,
+				    bool claim)
+{
+	uint64_t w = odebug_tracker_word(t);
+
+	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE)
+		return false;
+	if (claim && !odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		return false;
+	odebug_tracker_snapshot(o, t);
+	o->state = ODEBUG_STATE_ACTIVE;
+	return true;
+}
+
+/*
  * Pages of the bucket array used so far, and the lock under which a page
  * is first marked.  The fork handler holds that lock from before it locks
  * the buckets until after the fork, so no thread can start using a bucket

@@ -351,6 +351,11 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, uns
 	}
 again:
 	w = odebug_tracker_word(t);
+	/* A lockless debug_object_free() since the lookup: untracked now (table.c's header). */
+	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+		odebug_bucket_unlock(b);
+		return ODEBUG_STATE_NOTAVAILABLE;
+	}
 	if (d ? odebug_descr_at(odebug_word_slot(w)) != d :
 		!is_builtin(odebug_descr_at(odebug_word_slot(w)))) {
 		odebug_bucket_unlock(b);
@@ -521,12 +526,16 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
 		.addr = (uintptr_t)addr, .descr = d, .astate = 0,
 		.state = ODEBUG_STATE_NOTAVAILABLE,
 	};
+	uint64_t w;
 
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (t && odebug_tracker_descr(t) == d) {
+	/* One read of the word: a lockless free may have made it FREED since the lookup. */
+	w = t ? odebug_tracker_word(t) : 0;
+	if (t && odebug_word_state(w) != ODEBUG_WORD_FREED &&
+	    odebug_descr_at(odebug_word_slot(w)) == d) {
 		o.astate = t->astate;
-		o.state = odebug_tracker_state(t);
+		o.state = (enum debug_obj_state)odebug_word_state(w);
 		o.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 		o.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 	}

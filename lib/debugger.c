@@ -103,6 +103,7 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 	struct odebug_tracker *t;
 	struct odebug_buf b;
 	uintptr_t base;
+	uint64_t w;
 	bool found = false, named;
 
 	odebug_buf_init(&b, fd);
@@ -120,10 +121,12 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 		return;
 	}
 	t = odebug_lookup(bucket, (uintptr_t)addr);
-	if (t) {
+	/* One read: a lockless free may have made the word FREED since the lookup. */
+	w = t ? odebug_tracker_word(t) : 0;
+	if (t && odebug_word_state(w) != ODEBUG_WORD_FREED) {
 		found = true;
-		o.descr = odebug_tracker_descr(t);
-		o.state = odebug_tracker_state(t);
+		o.descr = odebug_descr_at(odebug_word_slot(w));
+		o.state = (enum debug_obj_state)odebug_word_state(w);
 		o.astate = t->astate;
 		o.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 		o.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);

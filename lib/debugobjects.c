@@ -308,6 +308,9 @@ again:
 	case ODEBUG_STATE_ACTIVE:
 		misuse(b, t, w, "init", descr->fixup_init, addr);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: revive it */
+		unlock_bucket(b);
+		goto retry;
 	default:	/* DESTROYED */
 		misuse(b, t, w, "init", NULL, addr);
 		return;
@@ -407,6 +410,7 @@ activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
+restart:
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 again:
@@ -429,6 +433,9 @@ again:
 				return 0;
 			}
 			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+		case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked now */
+			unlock_bucket(b);
+			goto restart;
 		default:	/* DESTROYED */
 			misuse(b, t, w, "activate", NULL, addr);
 			return -EINVAL;
@@ -524,6 +531,10 @@ again:
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+		unlock_bucket(b);
+		report_untracked(addr, descr, "deactivate");
+		return;
 	default:	/* DESTROYED */
 		break;
 	}
@@ -608,6 +619,9 @@ again:
 	case ODEBUG_STATE_ACTIVE:
 		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
 		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+		unlock_bucket(b);
+		return;
 	default:	/* DESTROYED */
 		misuse(b, t, w, "destroy", NULL, addr);
 		return;
@@ -655,6 +669,107 @@ void odebug_reclaim_last_freed(void)
 		reclaim_freed(index);
 }
 
+/*
+ * The tracker of @index just became FREED by a lockless free (counted
+ * already): make it this thread's one FREED tracker and reclaim the
+ * previous one.  The swap is made under the guard, since no lock is held:
+ * a signal handler's debug_object_free() landing between the read and the
+ * write of last_freed would lose its tracker from the bound (the handler's
+ * call is ignored instead, as during any locked section of ours;
+ * odebug_pool_count() guards the count the same way).
+ */
+static inline void note_freed(uint32_t index)
+{
+	uint32_t prev;
+
+	odebug_guard_enter();
+	prev = last_freed;
+	last_freed = index;
+	odebug_guard_exit();
+	if (prev && prev != index)
+		reclaim_freed(prev);
+}
+
+/*
+ * The lockless free (table.c's header): INIT, INACTIVE or DESTROYED to
+ * FREED by one compare-and-swap, without the bucket lock.  False leaves
+ * the call to the locked path: not found, ACTIVE (the misuse report and
+ * fixup_free), NONE, busy set (astate, which only the locked path
+ * changes, is not 0), a failed CAS, origins=1 (no lockless call there),
+ * and the kernel-style table (odebug_peek() finds nothing there).  Every
+ * locked reader that looked the tracker up before this CAS finds FREED
+ * when it reads the word again, and treats the object as untracked.
+ */
+static inline bool fast_free(void *addr)
+{
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	if (unlikely(odebug_opt.origins))
+		return false;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || (w & ODEBUG_WORD_BUSY))
+		return false;
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_INIT:
+	case ODEBUG_STATE_INACTIVE:
+	case ODEBUG_STATE_DESTROYED:
+		if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | ODEBUG_WORD_FREED))
+			return false;
+		odebug_pool_count(false);
+		note_freed(odebug_tracker_index(t));
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The locked free, out of line (see activate_slow()). */
+static __attribute__((noinline)) void
+free_slow(void *addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_bucket *b;
+	struct odebug_tracker *t;
+	uint64_t w;
+
+	b = lock_bucket(addr);
+	t = odebug_lookup(b, (uintptr_t)addr);
+	if (!t) {
+		unlock_bucket(b);
+		return;
+	}
+again:
+	w = odebug_tracker_word(t);
+	switch (odebug_word_state(w)) {
+	case ODEBUG_STATE_ACTIVE:
+		misuse(b, t, w, "free", descr->fixup_free, addr);
+		return;
+	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: its free was counted */
+		unlock_bucket(b);
+		return;
+	default:
+		break;
+	}
+	/* To FREED by CAS (kernel-style: unlinked): a lockless activate now fails, or came first. */
+	switch (odebug_release(b, t, w)) {
+	case -1:
+		goto again;
+	case 1:
+		unlock_bucket(b);
+		odebug_pool_free(t);
+		return;
+	default: {
+		uint32_t prev = last_freed;
+
+		last_freed = odebug_tracker_index(t);
+		unlock_bucket(b);
+		if (prev && prev != last_freed)
+			reclaim_freed(prev);
+		return;
+	}
+	}
+}
+
 /**
  * debug_object_free - debug checks when an object is freed
  * @addr:	address of the object
@@ -665,42 +780,12 @@ void odebug_reclaim_last_freed(void)
  */
 ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
 {
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-	uint64_t w;
-
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
 		return;
 	odebug_check_returned();
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
+	if (likely(fast_free(addr)))
 		return;
-	}
-again:
-	w = odebug_tracker_word(t);
-	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE) {
-		/* FREED (or unlinked): a lockless activate now fails, or it came first. */
-		switch (odebug_release(b, t, w)) {
-		case -1:
-			goto again;
-		case 1:
-			unlock_bucket(b);
-			odebug_pool_free(t);
-			return;
-		default: {
-			uint32_t prev = last_freed;
-
-			last_freed = odebug_tracker_index(t);
-			unlock_bucket(b);
-			if (prev && prev != last_freed)
-				reclaim_freed(prev);
-			return;
-		}
-		}
-	}
-	misuse(b, t, w, "free", descr->fixup_free, addr);
+	free_slow(addr, descr);
 }
 
 /**
@@ -764,6 +849,11 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	}
 again:
 	w = odebug_tracker_word(t);
+	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {	/* a lockless free since the lookup */
+		unlock_bucket(b);
+		report_untracked(addr, descr, "active_state");
+		return;
+	}
 	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
 		/* The busy bit first: a lockless deactivate compares it. */
 		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
@@ -792,8 +882,13 @@ ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
 		return state;
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (t)
-		state = odebug_tracker_state(t);
+	if (t) {
+		/* One read: a lockless free may have made it FREED since the lookup. */
+		unsigned int s = odebug_word_state(odebug_tracker_word(t));
+
+		if (s != ODEBUG_WORD_FREED)
+			state = (enum debug_obj_state)s;
+	}
 	unlock_bucket(b);
 	return state;
 }

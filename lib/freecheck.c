@@ -20,13 +20,27 @@ unsigned long odebug_max_checked;
 static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t;
+	bool freed = false;
+	uint64_t w;
 
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, addr);
-	if (t)
-		odebug_remove(b, t);
+	while (t) {
+		/*
+		 * Claimed by CAS: a lockless free may make it FREED (and count
+		 * its free) until then.  FREED words change only under this lock.
+		 */
+		w = odebug_tracker_word(t);
+		freed = odebug_word_state(w) == ODEBUG_WORD_FREED;
+		if (freed || odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED)) {
+			odebug_remove(b, t);
+			break;
+		}
+	}
 	odebug_bucket_unlock(b);
-	if (t)
+	if (t && freed)
+		odebug_pool_recycle(t);	/* its free was counted */
+	else if (t)
 		odebug_pool_free(t);
 }
 
@@ -60,8 +74,14 @@ repeat:
 	if (!rc->dead)	/* a mutex's hold lives in its words (builtin.c) */
 		odebug_builtin_sync_range(b, chains, start, end);
 	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
+	if (t && !odebug_tracker_snapshot_active(&o, t, rc->dead)) {
+		/* A lockless call changed it since the walk: scan again. */
+		odebug_bucket_unlock(b);
+		odebug_trackers_put(dropped);
+		checked += cnt;
+		goto repeat;
+	}
 	if (t) {
-		odebug_tracker_snapshot(&o, t);
 		if (rc->dead) {		/* report only: the tracker goes now */
 			o.dead = true;
 			odebug_remove(b, t);

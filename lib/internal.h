@@ -493,6 +493,8 @@ void odebug_table_visit_all(uint64_t chains, uintptr_t start, uintptr_t end,
 			    odebug_visit_fn visit, void *ctx);
 void odebug_trackers_put(uint32_t list);
 void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_tracker *t);
+bool odebug_tracker_snapshot_active(struct odebug_snapshot *o, struct odebug_tracker *t,
+				    bool claim);
 void odebug_table_lock_all(void);
 void odebug_table_unlock_all(void);
 

@@ -540,7 +540,9 @@ static bool collect_active(const struct odebug_tracker *t, void *ctx)
 
 	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || a->seen++ < a->skip)
 		return false;
-	odebug_tracker_snapshot(&a->o[a->got++], t);
+	odebug_tracker_snapshot(&a->o[a->got], t);
+	/* As decided: a lockless call may have changed the word since (FREED, even). */
+	a->o[a->got++].state = ODEBUG_STATE_ACTIVE;
 	return a->got == ACTIVE_BATCH;
 }
 

@@ -69,30 +69,38 @@
  *   before it is unlinked; a tracker in the pool is RETIRED or fresh
  *   (address 0, which no call passes);
  * - FREED (debug_object_free()) is "linked but untracked": odebug_lookup()
- *   and odebug_bucket_each() pass over it, odebug_peek()'s callers leave
+ *   and odebug_bucket_each() pass over it, the other lockless calls leave
  *   it to the locked path (it is none of INIT, INACTIVE, ACTIVE), the next
  *   init of the address revives it in place (INIT, by a release store),
  *   and the free check unlinks it silently, its free already counted (as
  *   does the thread's next free, debugobjects.c: one FREED tracker per
- *   thread at most).  A tracker becomes FREED only under the bucket lock,
- *   by a CAS;
+ *   thread at most).  A tracker becomes FREED by a CAS, without the
+ *   bucket lock (the lockless free: from INIT, INACTIVE or DESTROYED with
+ *   busy clear) or under it (the locked free).  So a locked reader may
+ *   find FREED in a word it reads after its lookup, or after a CAS of its
+ *   own failed: every such reader (the state machine, builtin.c's step and
+ *   misuse report, debug_object_print, the free check's claims) treats
+ *   FREED as untracked, and no FREED state reaches a report.  Only the
+ *   locked path writes a FREED word, so under the lock it stays FREED;
  * - every change of a linked tracker's word that a lockless call could
  *   race is a compare-and-swap against the word the change was decided
  *   on, under the bucket lock or not; the locked path reads the word again
  *   and decides again when its CAS fails, so no lockless change is lost
  *   and the locked path stays authoritative.  A FREED word is changed by
  *   a store (revive, reclaim), under the lock: no lockless call writes one;
- * - the lockless calls change only INIT, INACTIVE and ACTIVE words, leave
- *   everything else (NONE, DESTROYED, FREED, RETIRED, a misuse, busy set
- *   where it matters, a failed CAS, origins=1) to the locked path, and
+ * - the lockless calls change only INIT, INACTIVE and ACTIVE words (and
+ *   the free, DESTROYED ones, to FREED), leave everything else (NONE,
+ *   FREED, RETIRED, a misuse, busy set where it matters, a failed CAS,
+ *   origins=1) to the locked path, and
  *   never touch astate (busy mirrors astate != 0, both changed under the
  *   lock);
- * - a tracked object stops being tracked only by a CAS under the bucket
- *   lock (to FREED by debug_object_free, to RETIRED by the free check, or,
- *   whatever its state, an atomic OR to RETIRED), so a free and a lockless
- *   activate of the object are ordered: either the activate came first and
- *   the free sees ACTIVE and reports, or the free came first and the
- *   activate's CAS fails and the locked path finds the object untracked;
+ * - a tracked object stops being tracked only by a CAS (to FREED by
+ *   debug_object_free, locked or not; under the bucket lock, to RETIRED by
+ *   the free check, or, whatever its state, an atomic OR to RETIRED), so a
+ *   free and a lockless activate of the object are ordered: either the
+ *   activate came first and the free sees ACTIVE and reports, or the free
+ *   came first and the activate's CAS fails and the locked path finds the
+ *   object untracked;
  * - in a process with one thread (glibc's __libc_single_threaded) the CAS
  *   is a cmpxchg without the lock prefix (internal.h): only a signal
  *   handler can interleave, and only between instructions;
@@ -686,15 +694,17 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 
 /**
  * odebug_release - stop tracking @t (debug_object_free), the bucket lock held
- * @w:	the word the caller decided on (not ACTIVE)
+ * @w:	the word the caller decided on (not ACTIVE, not FREED)
  *
- * The tracker stays linked, FREED: the next init of the same address
- * revives it in place (odebug_revive()), so an object's free and init
- * cost no pool, chain, occupancy or chunk-map change; the free check
- * reclaims the FREED trackers of the memory released (odebug_bucket_take).
- * Returns -1 when a lockless call changed the word since @w (decide
- * again), 0 when done; 1 would mean unlinked, for the caller to give to
- * the pool (table-kernel.c).
+ * The locked free: the one the lockless free (debugobjects.c) leaves to
+ * it, with the same CAS.  The tracker stays linked, FREED: the next init
+ * of the same address revives it in place (odebug_revive()), so an
+ * object's free and init cost no pool, chain, occupancy or chunk-map
+ * change; the free check reclaims the FREED trackers of the memory
+ * released (odebug_bucket_take).  Returns -1 when a lockless call changed
+ * the word since @w (decide again: a lockless free may have made it
+ * FREED, untracked), 0 when done; 1 would mean unlinked, for the caller
+ * to give to the pool (table-kernel.c).
  */
 int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
 {

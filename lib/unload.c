@@ -38,10 +38,14 @@ repeat:
 	dropped = 0;
 	odebug_bucket_lock(b);
 	t = odebug_bucket_take(b, chains, start, end, &dropped, &visited);
-	if (t) {
-		odebug_tracker_snapshot(&o, t);
-		odebug_remove(b, t);
+	/* Claimed by CAS: a lockless call may have changed it since the walk. */
+	if (t && !odebug_tracker_snapshot_active(&o, t, true)) {
+		odebug_bucket_unlock(b);
+		odebug_trackers_put(dropped);
+		goto repeat;
 	}
+	if (t)
+		odebug_remove(b, t);
 	odebug_bucket_unlock(b);
 	odebug_trackers_put(dropped);	/* inactive ones: silently */
 	if (!t)

@@ -15,6 +15,23 @@
  *			runs the free check over each and re-initialises it:
  *			every hold granted is reported by one free check
  *			(fixup_free counts it) before the next is granted
+ *   race freed SECONDS LOG
+ *			one thread frees and re-initialises 8 objects (the
+ *			lockless free), destroys and re-initialises 4
+ *			semaphores and 4 spinlocks (the built-in types' free
+ *			on re-init), while 3 threads run every other call on
+ *			them (the locked paths that look a tracker up and then
+ *			read its word: it may turn FREED in between).  Every
+ *			state debug_object_get_state() returns and every
+ *			report names (LOG: the log_path prefix, JSON) must be
+ *			a real one, and the pool's count must match
+ *   race signal SECONDS
+ *			one thread frees and re-initialises 64 objects while
+ *			a 50 us SIGALRM handler does the same to any of them:
+ *			the lockless free interrupted by the handler's (and
+ *			the other way round; the locked init ignores the
+ *			handler's calls); no deadlock, and the pool's count
+ *			must match at the end
  *
  * Objects are 16 bytes apart in one 1 KiB array: one chunk, one bucket,
  * four to a chain, so lockless walks pass over their neighbours.  A
@@ -22,11 +39,15 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "torture.h"	/* the counters and CHECK(); its descriptor is not used */
 
@@ -164,6 +185,186 @@ static void *checker(void *arg)
 	return NULL;
 }
 
+/* --- freed: the lockless free against every locked reader --- */
+
+#define FOBJS	8	/* few: the freer meets the readers often */
+#define BOBJS	4
+static sem_t sems[BOBJS];
+static pthread_spinlock_t spins[BOBJS];
+
+/* Untracked objects are static ones: an activate or assert_init tracks them. */
+static bool always(void *addr)
+{
+	(void)addr;
+	return true;
+}
+static const struct debug_obj_descr sdescr = { .name = "race-static", .is_static_object = always };
+
+static bool real_state(int s)
+{
+	return s == ODEBUG_STATE_INIT || s == ODEBUG_STATE_INACTIVE || s == ODEBUG_STATE_ACTIVE ||
+	       s == ODEBUG_STATE_DESTROYED || s == ODEBUG_STATE_NOTAVAILABLE;
+}
+
+/* Free (lockless, mostly) and re-initialise; destroy first now and then. */
+static void *freer(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		unsigned int r = next_rand(&seed);
+		size_t i = r % FOBJS, j = (r >> 4) % BOBJS;
+
+		switch ((r >> 8) % 8) {
+		case 0:	/* DESTROYED to FREED */
+			debug_object_destroy(objs[i], &sdescr);
+			/* fall through */
+		default:
+			debug_object_free(objs[i], &sdescr);
+			debug_object_init(objs[i], &sdescr);
+			break;
+		case 6:	/* sem_init frees a destroyed semaphore's tracker first */
+			sem_destroy(&sems[j]);
+			sem_init(&sems[j], 0, 1);
+			break;
+		case 7:
+			pthread_spin_destroy(&spins[j]);
+			pthread_spin_init(&spins[j], PTHREAD_PROCESS_PRIVATE);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Every other call, on the same objects: whatever they report, the states are real. */
+static void *reader(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	struct timespec past = { 0, 0 };
+	int s;
+
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		unsigned int r = next_rand(&seed);
+		size_t i = r % FOBJS, j = (r >> 4) % BOBJS;
+
+		__atomic_fetch_add(&grants, 1, __ATOMIC_RELAXED);
+		switch ((r >> 8) % 11) {
+		case 0:
+			debug_object_init(objs[i], &sdescr);
+			break;
+		case 1:
+			if (!debug_object_activate(objs[i], &sdescr))
+				debug_object_deactivate(objs[i], &sdescr);
+			break;
+		case 2:
+			debug_object_deactivate(objs[i], &sdescr);
+			break;
+		case 3:
+			debug_object_destroy(objs[i], &sdescr);
+			break;
+		case 4:
+			debug_object_free(objs[i], &sdescr);
+			break;
+		case 5:
+			debug_object_assert_init(objs[i], &sdescr);
+			break;
+		case 6:
+			debug_object_active_state(objs[i], &sdescr, 0, 0);
+			break;
+		case 7:
+			s = debug_object_get_state(objs[i]);
+			if (!real_state(s))
+				violation("debug_object_get_state() returned no state", i);
+			break;
+		case 8:
+			if (!sem_timedwait(&sems[j], &past))
+				sem_post(&sems[j]);
+			break;
+		case 9:
+			if (!sem_trywait(&sems[j]))
+				sem_post(&sems[j]);
+			break;
+		default:
+			if (!pthread_spin_trylock(&spins[j]))
+				pthread_spin_unlock(&spins[j]);
+			break;
+		}
+	}
+	return NULL;
+}
+
+/* Every "state" the JSON reports in @path name is a real one; how many reports. */
+static long check_log(const char *path)
+{
+	static const char *const names[] = {
+		"initialized", "inactive", "active", "destroyed", "not available",
+	};
+	static char text[1 << 20];
+	const char *p;
+	long reports = 0;
+	size_t n, k;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	for (p = text; (p = strstr(p, "\"state\":\"")); ) {
+		p += strlen("\"state\":\"");
+		for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+			if (!strncmp(p, names[k], strlen(names[k])) && p[strlen(names[k])] == '"')
+				break;
+		if (k == sizeof(names) / sizeof(names[0]))
+			violation("a report names no state", 0);
+		reports++;
+	}
+	return reports;
+}
+
+/* --- signal: the lockless free from a handler that interrupted one --- */
+
+static volatile sig_atomic_t handler_runs;
+
+static void on_alarm(int sig)
+{
+	static unsigned int seed = 7;
+	size_t i = next_rand(&seed) % OBJS;
+
+	(void)sig;
+	debug_object_free(objs[i], &sdescr);
+	debug_object_init(objs[i], &sdescr);
+	handler_runs++;
+}
+
+static void signal_run(long seconds)
+{
+	struct itimerval every = { { 0, 50 }, { 0, 50 } }, off = { { 0, 0 }, { 0, 0 } };
+	unsigned int seed = 3;
+	time_t end = time(NULL) + seconds;
+	size_t i;
+
+	for (i = 0; i < OBJS; i++)
+		debug_object_init(objs[i], &sdescr);
+	signal(SIGALRM, on_alarm);
+	setitimer(ITIMER_REAL, &every, NULL);
+	while (time(NULL) < end) {
+		for (i = 0; i < 100000; i++) {
+			size_t k = next_rand(&seed) % OBJS;
+
+			debug_object_free(objs[k], &sdescr);
+			debug_object_init(objs[k], &sdescr);
+		}
+		grants += i;
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	for (i = 0; i < OBJS; i++)
+		if (debug_object_get_state(objs[i]) != ODEBUG_STATE_INIT)
+			violation("an object freed and initialised is not INIT", i);
+	printf("%ld handler runs\n", (long)handler_runs);
+	CHECK(handler_runs > 1000, "only %ld handler runs", (long)handler_runs);
+}
+
 static void run(void *(*take)(void *), void *(*change)(void *),
 		const struct debug_obj_descr *d, long seconds)
 {
@@ -187,7 +388,7 @@ int main(int argc, char **argv)
 	const char *what = argc > 1 ? argv[1] : "";
 	long seconds = argc > 2 ? atol(argv[2]) : 2;
 	struct debug_objects_stats s;
-	size_t i, held = 0, tracked = 0;
+	size_t i, held = 0, tracked = 0, extra = 0;
 
 	if (!strcmp(what, "state")) {
 		run(taker, changer, &descr, seconds);
@@ -198,8 +399,29 @@ int main(int argc, char **argv)
 			if (granted[i] - reported[i] !=
 			    (debug_object_get_state(objs[i]) == ODEBUG_STATE_ACTIVE))
 				violation("holds granted, reported and left disagree", i);
+	} else if (!strcmp(what, "freed") && argc > 3) {
+		char path[4096];
+		long reports;
+
+		for (i = 0; i < BOBJS; i++) {
+			sem_init(&sems[i], 0, 1);
+			pthread_spin_init(&spins[i], PTHREAD_PROCESS_PRIVATE);
+		}
+		run(reader, freer, &sdescr, seconds);
+		snprintf(path, sizeof(path), "%s.%d", argv[3], (int)getpid());
+		reports = check_log(path);
+		unlink(path);
+		CHECK(reports > 0, "no report in %s: the race was not run", path);
+		printf("%ld distinct reports checked\n", reports);
+		/* The built-in objects' trackers count too. */
+		for (i = 0; i < BOBJS; i++) {
+			extra += debug_object_get_state(&sems[i]) != ODEBUG_STATE_NOTAVAILABLE;
+			extra += debug_object_get_state((void *)&spins[i]) != ODEBUG_STATE_NOTAVAILABLE;
+		}
+	} else if (!strcmp(what, "signal")) {
+		signal_run(seconds);
 	} else {
-		fprintf(stderr, "usage: race state|free [SECONDS]\n");
+		fprintf(stderr, "usage: race state|free|signal [SECONDS] | race freed SECONDS LOG\n");
 		return 2;
 	}
 	/* One tracker per tracked object, none leaked or shared. */
@@ -208,6 +430,7 @@ int main(int argc, char **argv)
 		tracked += debug_object_get_state(objs[i]) != ODEBUG_STATE_NOTAVAILABLE;
 	}
 	debug_objects_get_stats(&s, sizeof(s));
+	tracked += extra;
 	CHECK(s.pool_used == tracked, "pool_used %lu, objects tracked %zu", s.pool_used, tracked);
 	CHECK(grants > 1000, "only %lu holds granted: the race was not run", grants);
 	CHECK(violations == 0, "%lu violations", violations);
