@@ -882,10 +882,16 @@ void odebug_table_drain(void)
 			struct odebug_tracker *t;
 
 			for (t = odebug_tracker_at(taken[c]); t; t = odebug_tracker_at(t->hnext)) {
-				/* A FREED one's free was counted: odebug_trackers_put() counts again. */
-				if (odebug_tracker_state(t) == (enum debug_obj_state)ODEBUG_WORD_FREED)
+				/*
+				 * A FREED one's free was counted: odebug_trackers_put()
+				 * counts again.  Decided on the word the OR replaced, since
+				 * a lockless free may turn it FREED until then.
+				 */
+				uint64_t w = __atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED,
+							       __ATOMIC_ACQ_REL);
+
+				if (odebug_word_state(w) == ODEBUG_WORD_FREED)
 					odebug_pool_count(true);
-				__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
 			}
 			__atomic_store_n(&heads[i][c], 0, __ATOMIC_RELAXED);
 		}
