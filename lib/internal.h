@@ -538,14 +538,17 @@ extern uint32_t (*odebug_heads)[128];
 
 /*
  * The chain head of @addr (table.c's header): its 32-byte cell in its
- * chunk, xored with the seven hash bits just below the bucket index.
+ * chunk, xored with the shuffle (table.c's shuffle_of_hash()) of the seven
+ * hash bits just below the bucket index.
  */
 static inline uint32_t *odebug_chain_head(uintptr_t addr)
 {
 	uint64_t hash = odebug_chunk_hash(addr);
 
+	unsigned int key = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 7)) & 127;
+
 	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)]
-			    [((addr >> 5) ^ (hash >> (64 - ODEBUG_HASH_BITS - 7))) & 127];
+			    [((addr >> 5) ^ key ^ (key >> 2 & 126) ^ (key >> 4 & 126)) & 127];
 }
 
 /* Steps a lockless walk takes before it leaves the call to the locked path. */

@@ -37,15 +37,16 @@
  *                              '-- cell (7) --------'
  *             bit 12 = CHUNK_SHIFT, 6 = SLOT_SHIFT, 5 = CELL_SHIFT
  *
- *   hash:     | bucket (13) | shuffle (7)  | unused (44) |
+ *   hash:     | bucket (13) | key (7)      | unused (44) |
  *             '- HASH_BITS -'- SHUFFLE_BITS'
  *                           | class (6) |.|
- *             the class is the shuffle's top CLASS_BITS
+ *             the class is the key's top CLASS_BITS
  *
- * A tracker's chain is heads [bucket][cell xor shuffle]: the two cells of
- * a slot land on the two halves of one slot chain (slot xor the shuffle's
- * top six bits), so sets of chains (the free check's) are sets of slot
- * chains, both halves each.  Its occupancy bit is bit (cell mod 64) of
+ * A tracker's chain is heads [bucket][cell xor shuffle], the shuffle being
+ * (class ^ class >> 2 ^ class >> 4) << 1 | the key's low bit: the two cells
+ * of a slot land on the two halves of one slot chain (slot xor the slot
+ * shuffle), so sets of chains (the free check's) are sets of slot chains,
+ * both halves each.  Its occupancy bit is bit (cell mod 64) of
  * word (cell / 64) of mask [bucket][class].
  *
  * Invariants, all changed only under the bucket lock:
@@ -167,7 +168,7 @@ _Static_assert(CHAINS == 64 && SHUFFLE_BITS == 7 && HEADS == 128 && CELL_SHIFT =
 _Static_assert(CHAINS <= 64, "a bucket's chains fit in one 64-bit set");
 _Static_assert(CELLS == 2 * CHAINS, "cells_to_slots() folds two cells into a slot");
 _Static_assert(MASK_WORDS == 2, "cells_in() reads a class's cells as two words");
-_Static_assert(CLASS_BITS <= CHAIN_BITS, "the class is the slot shuffle's top bits");
+_Static_assert(CLASS_BITS == CHAIN_BITS, "the class fixes the slot shuffle (vacate())");
 _Static_assert(ODEBUG_HASH_BITS + SHUFFLE_BITS <= 64, "the shuffle is below the bucket index");
 _Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
 	       "an eighth is 16 cells: a quarter of a mask word");
@@ -295,20 +296,36 @@ static size_t bucket_index(uint64_t hash)
  * The shuffle of a chunk's cells over the chains (hash bits below the
  * index, xored with the cell), and of its slots over the slot chains.
  */
-static unsigned int shuffle_of_hash(uint64_t hash)
+static unsigned int key_of_hash(uint64_t hash)
 {
 	return (unsigned int)(hash >> SHUFFLE_SHIFT) & (HEADS - 1);
 }
 
-static unsigned int slot_shuffle_of_hash(uint64_t hash)
-{
-	return shuffle_of_hash(hash) >> 1;
-}
-
-/* The chunk's class: its slot shuffle's top bits, which pick its mask. */
+/* The chunk's class: the six bits below the bucket index, which pick its mask. */
 static unsigned int class_of_hash(uint64_t hash)
 {
-	return slot_shuffle_of_hash(hash) >> (CHAIN_BITS - CLASS_BITS);
+	return key_of_hash(hash) >> 1;
+}
+
+/*
+ * The slot shuffle: the class, its low bits xored with its high ones.  The
+ * bits just below the bucket index are alike in the chunks one bucket gets
+ * (multiplicative hashing), and objects at a stride of 2^k cells use the
+ * chains the shuffle's low bits pick: with the class itself, eight objects
+ * a page shared chains with other chunks' nearly three times as often as
+ * at random (max chain 4; 1 M live at 8 a page 10 % slower).  Invertible,
+ * so the class still fixes the slot chain (vacate()).
+ */
+static unsigned int slot_shuffle_of_hash(uint64_t hash)
+{
+	unsigned int c = class_of_hash(hash);
+
+	return c ^ c >> 2 ^ c >> 4;
+}
+
+static unsigned int shuffle_of_hash(uint64_t hash)
+{
+	return slot_shuffle_of_hash(hash) << 1 | (key_of_hash(hash) & 1);
 }
 
 static unsigned int class_of(uintptr_t addr)
@@ -524,7 +541,7 @@ static void vacate(struct odebug_bucket *b, uintptr_t addr)
 	uint64_t *w = word_of(b, addr), left;
 
 	for (s = cls * CLASS_SLOT_SHUFFLES; s < (cls + 1) * CLASS_SLOT_SHUFFLES; s++) {
-		c = head_of(slot_of(addr) ^ s, 0);
+		c = head_of(slot_of(addr) ^ (s ^ s >> 2 ^ s >> 4), 0);
 		if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
 			return;
 	}
