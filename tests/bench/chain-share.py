@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""chain-share.py - how many objects share a chain with an object, by the
+hash alone (lib/table.c's bucket and shuffle), for 1 M objects at P per
+4 KiB page in consecutive chunks: the sum over chains of length^2 / objects.
+Objects at a stride of 2^k cells use the chains the shuffle's low bits pick,
+so the chunks of one bucket collide when those bits agree.
+
+    tests/bench/chain-share.py        # raw class as the shuffle, and lib/table.c's
+"""
+from collections import Counter
+
+MASK, GOLDEN, HASH_BITS = (1 << 64) - 1, 0x61C8864680B583EB, 13
+
+
+def share(per_page, shuffle):
+    chunks, chains = 1000000 // per_page, Counter()
+    for i in range(chunks):
+        h = ((0x7f0000000 + i) * GOLDEN) & MASK
+        key = (h >> (64 - HASH_BITS - 7)) & 127
+        for c in range(0, 128, 128 // per_page):   # the objects' cells
+            chains[(h >> (64 - HASH_BITS), c ^ shuffle(key))] += 1
+    return sum(v * v for v in chains.values()) / (chunks * per_page)
+
+
+def raw(key):
+    return key
+
+
+def mixed(key):
+    return key ^ (key >> 2 & 126) ^ (key >> 4 & 126)
+
+
+for pp in (1, 4, 8, 16):
+    print(f'{pp} per page: raw class {share(pp, raw):.2f}, lib/table.c {share(pp, mixed):.2f}')
