@@ -149,7 +149,6 @@
 #define SHUFFLE_SHIFT	(64 - ODEBUG_HASH_BITS - SHUFFLE_BITS)
 #define CLASS_BITS	6		/* occupancy masks per bucket: 64 */
 #define CLASSES		(1u << CLASS_BITS)
-#define CLASS_SLOT_SHUFFLES	(1u << (CHAIN_BITS - CLASS_BITS))	/* per class: 1 */
 
 /*
  * The chunk map: a byte per chunk below MAP_LIMIT (the 47-bit user address
@@ -316,11 +315,14 @@ static unsigned int class_of_hash(uint64_t hash)
  * at random (max chain 4; 1 M live at 8 a page 10 % slower).  Invertible,
  * so the class still fixes the slot chain (vacate()).
  */
+static unsigned int slot_shuffle_of_class(unsigned int c)
+{
+	return c ^ c >> 2 ^ c >> 4;
+}
+
 static unsigned int slot_shuffle_of_hash(uint64_t hash)
 {
-	unsigned int c = class_of_hash(hash);
-
-	return c ^ c >> 2 ^ c >> 4;
+	return slot_shuffle_of_class(class_of_hash(hash));
 }
 
 static unsigned int shuffle_of_hash(uint64_t hash)
@@ -512,16 +514,6 @@ static void occupy(struct odebug_bucket *b, uintptr_t addr)
 	map_mark(addr);
 }
 
-/*
- * @addr's tracker left: clear its cell's bit unless another tracker of the
- * same class and cell stays.  Such trackers have one of the class's
- * CLASS_SLOT_SHUFFLES slot shuffles and the same slot, so they are on one
- * of that many slot chains, in either half.  Then clear the chunk map's bit of @addr's eighth when no cell of
- * that eighth is left in the class's mask: no tracker of any chunk of the
- * class, so none of this chunk, starts there.  The bit stays set while
- * another chunk of the class (2 GiB away or more) holds a tracker in the
- * same eighth: a "maybe" the masks answer, never a false "no".
- */
 /* Does the chain from @head hold a tracker in @cell of a chunk of class @cls? */
 static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
 {
@@ -534,17 +526,25 @@ static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
 	return false;
 }
 
+/*
+ * @addr's tracker left: clear its cell's bit unless another tracker of the
+ * same class and cell stays.  The class fixes the slot shuffle, so such
+ * trackers are on @addr's slot chain, in either half.  Then clear the
+ * chunk map's bit of @addr's eighth when no cell of that eighth is left
+ * in the class's mask: no tracker of any chunk of the
+ * class, so none of this chunk, starts there.  The bit stays set while
+ * another chunk of the class (2 GiB away or more) holds a tracker in the
+ * same eighth: a "maybe" the masks answer, never a false "no".
+ */
 static void vacate(struct odebug_bucket *b, uintptr_t addr)
 {
-	unsigned int cell = cell_of(addr), cls = class_of(addr), s, c;
+	unsigned int cell = cell_of(addr), cls = class_of(addr);
+	unsigned int c = head_of(slot_of(addr) ^ slot_shuffle_of_class(cls), 0);
 	uint32_t *chains = heads[b - odebug_buckets];
 	uint64_t *w = word_of(b, addr), left;
 
-	for (s = cls * CLASS_SLOT_SHUFFLES; s < (cls + 1) * CLASS_SLOT_SHUFFLES; s++) {
-		c = head_of(slot_of(addr) ^ (s ^ s >> 2 ^ s >> 4), 0);
-		if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
-			return;
-	}
+	if (chain_has_cell(chains[c], cell, cls) || chain_has_cell(chains[c + 1], cell, cls))
+		return;
 	left = *w & ~(1ull << (cell & 63));
 	__atomic_store_n(w, left, __ATOMIC_RELAXED);
 	if (chunk_map && addr < MAP_LIMIT && !(left & 0xffffull << (cell & 48))) {
