@@ -49,6 +49,7 @@
 
 #define TORTURE_TYPE "torture_report"
 #include "torture.h"
+#include "harness.h"
 
 static unsigned long warnings(void)
 {
@@ -56,42 +57,6 @@ static unsigned long warnings(void)
 
 	debug_objects_get_stats(&s, sizeof(s));
 	return s.warnings;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* A run that hangs is a failure, not a stuck CI job. */
-static void *watchdog(void *arg)
-{
-	sigset_t all;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	sleep((unsigned int)(uintptr_t)arg);
-	printf("FAIL: hung for %u s (deadlock)\n", (unsigned int)(uintptr_t)arg);
-	printf("%d passed, %d failed\n", passed, failed + 1);
-	fflush(stdout);
-	_exit(1);
-	return NULL;
-}
-
-static void start_watchdog(unsigned int seconds)
-{
-	pthread_t t;
-	sigset_t all, old;
-
-	/* Created with every signal blocked: the timer's go to the others. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_create(&t, NULL, watchdog, (void *)(uintptr_t)seconds);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	pthread_detach(t);
 }
 
 static void quiet_stderr(void)
@@ -110,29 +75,6 @@ static void free_active(void)
 	debug_object_init(p, &descr);
 	debug_object_activate(p, &descr);
 	free(p);
-}
-
-/* waitpid, but a child still running after @seconds is killed (status 9). */
-static void wait_bounded(pid_t pid, int *status, int seconds)
-{
-	double end = now() + seconds;
-
-	while (waitpid(pid, status, WNOHANG) == 0) {
-		if (now() > end) {
-			kill(pid, SIGKILL);
-			waitpid(pid, status, 0);
-			printf("child %d hung for %d s: killed\n", (int)pid, seconds);
-			return;
-		}
-		usleep(10000);
-	}
-}
-
-static void every(long usec)
-{
-	struct itimerval it = { { 0, usec }, { 0, usec } };
-
-	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /*
