@@ -4,17 +4,18 @@
  *
  * ODEBUG=1 enables libodebug; unset, empty or 0 leaves it off, and then
  * every entry point returns after one predictable branch.  The constructor
- * decides; an API call that comes first (another library's constructor)
- * decides lazily.  The first API call also starts (maps the table and the
- * pool, loads libunwind, runs the selftest): until then the mode is IDLE.
- * The interposed release functions never initialise: until an object is
- * tracked there is nothing to check.
+ * decides and does all that needs the loader or malloc() (decide()); an API
+ * call that comes first (another library's constructor) decides lazily.
+ * The first API call starts (maps the table and the pool, runs the
+ * selftest): until then the mode is IDLE.  The start makes no loader call
+ * and no allocation, so it is safe from a signal handler and beside a
+ * dlopen().  The interposed release functions never start: until an object
+ * is tracked there is nothing to check.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -132,11 +133,16 @@ static bool wanted(void)
 }
 
 /*
- * The first half, in our constructor: decide, read the options (and say
- * what is wrong with them), read the suppressions (preload/next.c then
- * checks the free() binding: the mode is IDLE, decided on).  Nothing here maps
- * memory for the table or loads a library: a process that never annotates
- * an object (a shell, make, git under ODEBUG=1) pays for this only.
+ * The first half, in our constructor (under the loader's lock, where
+ * loading and allocating are safe): decide, read the options (and say what
+ * is wrong with them), read the suppressions, and do everything that needs
+ * the loader or malloc(): load and prime libunwind, find libc's dlclose(),
+ * create the thread keys, learn this thread's and the main thread's stack.
+ * preload/next.c then checks the free() binding: the mode is IDLE, decided
+ * on.  Nothing here maps the table or the pool: a process that never
+ * annotates an object (a shell, make, git under ODEBUG=1) pays for this
+ * only.  An API call made before our constructor (another library's
+ * constructor) decides here too, on the loader's thread.
  */
 static enum odebug_mode decide(void)
 {
@@ -152,6 +158,11 @@ static enum odebug_mode decide(void)
 	odebug_report_init();
 	odebug_builtin_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	odebug_backtrace_init();
+	if (odebug_opt.origins)
+		odebug_origin_init();
+	odebug_stack_init();
+	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
 	odebug_guard_exit();
 	return ODEBUG_MODE_IDLE;
 }
@@ -160,8 +171,12 @@ static enum odebug_mode decide(void)
  * The second half, on the first API call (never from free(), which has
  * nothing to check until an object is tracked, and never inside a report,
  * which needs an API call to have happened first): the table, the pool,
- * the depot, libunwind (loaded and primed here, outside any lock), the
- * selftest.  The start lock is held.
+ * the depot, the selftest.  The start lock is held, so this makes no
+ * loader call (a dlopen() on another thread may be waiting for the start
+ * lock under the loader's lock) and no allocation (the first call may come
+ * from a signal handler that interrupted malloc): raw mmap() and the API's
+ * own calls only.  It runs on the caller's stack, within a report's budget
+ * (RELIABILITY.md, "The start").
  */
 static enum odebug_mode start(void)
 {
@@ -176,11 +191,6 @@ static enum odebug_mode start(void)
 		return ODEBUG_MODE_OFF;
 	}
 	started = true;
-	odebug_backtrace_init();
-	if (odebug_opt.origins)
-		odebug_origin_init();
-	odebug_stack_init();
-	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
 	odebug_guard_exit();
 
 	if (odebug_opt.selftest) {
@@ -193,62 +203,6 @@ static enum odebug_mode start(void)
 			return ODEBUG_MODE_OFF;
 	}
 	return ODEBUG_MODE_ON;
-}
-
-/*
- * start() runs on a stack of its own, mapped for the start and unmapped
- * after: loading and priming libunwind and the selftest need more stack
- * than a caller may have (the first call can come from a signal handler on
- * a 16 KiB sigaltstack, or a coroutine), and a report may use at most
- * 16 KiB of the caller's stack (RELIABILITY.md).  Under the start lock, so
- * the context and the result need no more locking.
- */
-#define START_STACK_SIZE (256 * 1024)
-/*
- * Not in a sanitizer build of libodebug itself: ASan warns on stderr at
- * every swapcontext (which the tests read), and its fake stacks make the
- * switch pointless; those builds run no small-stack test.
- */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define START_OWN_STACK 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define START_OWN_STACK 0
-#endif
-#endif
-#ifndef START_OWN_STACK
-#define START_OWN_STACK 1
-#endif
-static ucontext_t start_caller, start_context;
-static enum odebug_mode start_result;
-
-static void start_trampoline(void)
-{
-	start_result = start();
-}
-
-static enum odebug_mode start_on_own_stack(void)
-{
-	void *stack;
-
-	if (!START_OWN_STACK)
-		return start();
-	stack = odebug_map(START_STACK_SIZE);
-
-	if (!stack || getcontext(&start_context)) {
-		if (stack)
-			odebug_unmap(stack, START_STACK_SIZE);
-		odebug_message("Out of memory. ODEBUG disabled", (char *)NULL);
-		return ODEBUG_MODE_OFF;
-	}
-	start_context.uc_stack.ss_sp = stack;
-	start_context.uc_stack.ss_size = START_STACK_SIZE;
-	start_context.uc_link = &start_caller;
-	makecontext(&start_context, start_trampoline, 0);
-	if (swapcontext(&start_caller, &start_context))
-		start_result = ODEBUG_MODE_OFF;
-	odebug_unmap(stack, START_STACK_SIZE);
-	return start_result;
 }
 
 /*
@@ -294,7 +248,7 @@ bool odebug_start_slow(void)
 	start_lock_take();
 	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
 		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);
-		set_mode(start_on_own_stack());
+		set_mode(start());
 		__atomic_store_n(&start_owner, 0, __ATOMIC_RELAXED);
 	}
 	start_lock_drop();

@@ -66,8 +66,7 @@ static struct start *start_block(void)
 {
 	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard)
 		return NULL;
-	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
-		odebug_thread_begin(false);	/* the creator, if started elsewhere */
+	odebug_thread_begin(false);	/* the creator, if it was made unseen */
 	return malloc(sizeof(struct start));
 }
 
