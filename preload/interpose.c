@@ -1,22 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * interpose.c - finding the functions the built-in types' interposers
- * forward to: each at the version it was called with, in the next object.
+ * forward to: each at the version it was called with, in the next object
+ * (preload/next.c's odebug_next_at()).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdlib.h>
 
 #include "interpose.h"
+#include "next.h"
 
 extern const struct odebug_next_entry __start_odebug_next[], __stop_odebug_next[];
 
 void odebug_next_resolve(const struct odebug_next_entry *e)
 {
-	void *fn = dlvsym(RTLD_NEXT, e->name, e->version);
+	void *fn = odebug_next_at(e->name, e->version);
 
-	if (!fn)
-		fn = dlsym(RTLD_NEXT, e->name);
 	if (!fn) {
 		odebug_message("cannot find the next ", e->name, "@", e->version,
 			       "; aborting", (char *)NULL);

@@ -6,9 +6,10 @@
  * odebug_i_<name>_<tag>, exported as <name><at> (at: "@@GLIBC_2.34" for
  * the default version, "@GLIBC_2.2.5" for an older one), whose body is
  * impl(next, args...): next is the same function at the same version in
- * the next object (glibc), found with dlvsym.  Until found, next is a stub
- * that finds it; our constructor finds them all, so that later calls (from
- * a signal handler, say) never reach the loader.
+ * the next object (glibc, or an interceptor before it: odebug_next_at()).
+ * Until found, next is a stub that finds it; our constructor finds them
+ * all, so that later calls (from a signal handler, say) never reach the
+ * loader.
  */
 #ifndef ODEBUG_INTERPOSE_H
 #define ODEBUG_INTERPOSE_H

@@ -39,7 +39,7 @@ int (*odebug_next_dlclose)(void *handle) = lazy_dlclose;
 int (*odebug_next_dlclose_base)(void *handle) = lazy_dlclose_base;
 size_t odebug_page_size = 4096;
 
-static ODEBUG_TLS int resolving;
+static ODEBUG_TLS volatile int resolving;
 
 static void *next(const char *name)
 {
@@ -51,15 +51,33 @@ static void *next(const char *name)
 	return fn;
 }
 
+/*
+ * The next definition of @name at glibc's @version, else its default one.
+ * An object between us and glibc that defines @name without a version (a
+ * sanitizer runtime's interceptor, preloaded after us) comes first: dlvsym()
+ * passes over unversioned definitions, and skipping the interceptor would
+ * hide the call from its runtime (ThreadSanitizer then crashes in threads
+ * it never saw start).
+ */
+void *odebug_next_at(const char *name, const char *version)
+{
+	void *any, *exact;
+	Dl_info a, e;
+
+	resolving++;
+	any = dlsym(RTLD_NEXT, name);
+	exact = dlvsym(RTLD_NEXT, name, version);
+	if (exact && any && any != exact &&
+	    (!dladdr(any, &a) || !dladdr(exact, &e) || a.dli_fbase != e.dli_fbase))
+		exact = NULL;
+	resolving--;
+	return exact ? exact : any;
+}
+
 /* The same function at the baseline version (else its default one). */
 static void *next_base(const char *name)
 {
-	void *fn;
-
-	resolving++;
-	fn = dlvsym(RTLD_NEXT, name, ODEBUG_V_BASE);
-	resolving--;
-	return fn ? fn : next(name);
+	return odebug_next_at(name, ODEBUG_V_BASE);
 }
 
 /* free first: the dlerror strings a later lookup frees need somewhere to go. */

@@ -22,6 +22,7 @@ extern size_t (*odebug_next_usable_size)(void *p);
 extern int (*odebug_next_dlclose)(void *handle);
 extern int (*odebug_next_dlclose_base)(void *handle);	/* dlclose@ODEBUG_V_BASE */
 extern size_t odebug_page_size;
+void *odebug_next_at(const char *name, const char *version);
 void odebug_free_probe(void);
 extern ODEBUG_TLS int odebug_free_reached;
 

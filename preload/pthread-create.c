@@ -22,10 +22,21 @@
 #include "internal.h"
 #include "next.h"
 
+/*
+ * A ThreadSanitizer runtime starts each thread through its own start
+ * routine, which is what reaches ours: our routine runs before TSan has set
+ * the thread up, and the allocation in odebug_thread_begin() then crashes
+ * in TSan's allocator.  Under TSan threads are left unprepared and set up
+ * on their first API call instead (lib/stack.c), which is safe there: TSan
+ * delivers signals only at its own safe points, never inside malloc().
+ */
+static bool threads_prepared;
+
 /* Before any thread of the program's: lib/stack.c relies on this hook. */
 __attribute__((constructor(101))) static void thread_hook_here(void)
 {
-	odebug_thread_hook = true;
+	threads_prepared = !dlsym(RTLD_DEFAULT, "__tsan_init");
+	odebug_thread_hook = threads_prepared;
 }
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -64,7 +75,8 @@ static int prepared_c11_start(void *p)
 /* The block a new thread gets, or NULL to start it unprepared. */
 static struct start *start_block(void)
 {
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard)
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard ||
+	    !threads_prepared)
 		return NULL;
 	odebug_thread_begin(false);	/* the creator, if it was made unseen */
 	return malloc(sizeof(struct start));
@@ -92,9 +104,7 @@ static void *next_of(void **slot, const char *name, const char *version)
 	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
 	if (unlikely(!fn)) {
-		fn = dlvsym(RTLD_NEXT, name, version);
-		if (!fn)
-			fn = dlsym(RTLD_NEXT, name);
+		fn = odebug_next_at(name, version);
 		__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
 	}
 	return fn;

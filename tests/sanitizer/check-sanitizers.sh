@@ -5,7 +5,7 @@
 # fixup, AddressSanitizer's own report still comes; a double free is still
 # the sanitizer's report.  gcc ASan, gcc TSan, clang ASan.
 # And dlclose() of a plugin holding an active object, through the
-# runtime's dlclose interceptor.
+# runtime's dlclose interceptor; and a program with threads.
 # usage: check-sanitizers.sh SRCDIR LIBDIR PLUGIN
 set -u
 src=$1 libdir=$2 plugin=$3
@@ -93,6 +93,41 @@ for variant in gcc:address gcc:thread clang:address; do
 	grep -q 'Sanitizer' "$tmp/out" && fail "$name-dl: the sanitizer reported"
 	[ "$rc" -eq 0 ] || fail "$name-dl: exit status $rc"
 	ok "$name-dl: the unloaded module's active object reported"
+done
+# Threads: linked with -lodebug under ODEBUG=1 (a ThreadSanitizer thread
+# must be started by its runtime before libodebug's thread set-up runs), and
+# ThreadSanitizer programs with libodebug preloaded, unset and enabled (the
+# runtime's interceptors come after libodebug's and must still see every call).
+threads="$src/tests/sanitizer/threads.c"
+for variant in gcc:address gcc:thread clang:address; do
+	cc=${variant%%:*} san=${variant#*:}
+	name=threads-$cc-$san
+	build "$name" "$cc" "$san" "$threads" || continue
+	ran=$((ran + 1))
+	ODEBUG=1 ASAN_OPTIONS=detect_leaks=0 TSAN_OPTIONS=halt_on_error=1 \
+		"$tmp/$name" bug >"$tmp/out" 2>&1
+	rc=$?
+	grep -q '^4000$' "$tmp/out" || fail "$name: the threads did not all run"
+	grep -q 'ODEBUG: free active .* object type: pthread_mutex' "$tmp/out" ||
+		fail "$name: the held mutex's free was not reported"
+	grep -q '#0 0x[0-9a-f]* in conn_drop_locked+' "$tmp/out" ||
+		fail "$name: the report's first frame is not conn_drop_locked"
+	grep -q '^==[0-9]*==\|Sanitizer' "$tmp/out" && fail "$name: the sanitizer said something"
+	[ "$rc" -eq 0 ] || fail "$name: exit status $rc"
+	ok "$name: 4 threads, the held mutex's free reported, sanitizer silent"
+
+	[ "$san" = thread ] || continue
+	"$cc" -fsanitize=thread -g -O1 -fno-omit-frame-pointer -fno-inline "$threads" \
+		-o "$tmp/$name-plain" >"$tmp/build.log" 2>&1 || continue
+	for on in 0 1; do
+		ODEBUG=$on TSAN_OPTIONS=halt_on_error=1 LD_PRELOAD="$libdir/libodebug.so.1" \
+			"$tmp/$name-plain" >"$tmp/out" 2>&1
+		rc=$?
+		grep -q '^4000$' "$tmp/out" || fail "$name preloaded, ODEBUG=$on: the threads did not all run"
+		grep -q 'Sanitizer' "$tmp/out" && fail "$name preloaded, ODEBUG=$on: the sanitizer said something"
+		[ "$rc" -eq 0 ] || fail "$name preloaded, ODEBUG=$on: exit status $rc"
+		ok "$name preloaded, ODEBUG=$on: runs, sanitizer silent"
+	done
 done
 [ "$ran" -gt 0 ] || { echo "no sanitizer could build here: skipped"; exit 77; }
 exit $status
