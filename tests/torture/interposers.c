@@ -208,6 +208,209 @@ static void sem_siglongjmp(void)
 	       " %lu waits and posts in the other thread\n", rounds, posts, jumps, progress[1]);
 }
 
+/* --- memory replaced in place --------------------------------------------- */
+
+#define PAGES	(2 * 4096)
+
+static bool active(void *obj)
+{
+	return debug_object_get_state(obj) == ODEBUG_STATE_ACTIVE;
+}
+
+/* A mutex used and destroyed at @m, an active object at @obj. */
+static void leave_objects(pthread_mutex_t *m, void *obj)
+{
+	pthread_mutex_init(m, NULL);
+	pthread_mutex_lock(m);
+	pthread_mutex_unlock(m);
+	pthread_mutex_destroy(m);
+	debug_object_init(obj, &descr);
+	debug_object_activate(obj, &descr);
+}
+
+/*
+ * After @replace(@p): the destroyed mutex's memory is a zero-filled mutex
+ * (PTHREAD_MUTEX_INITIALIZER), used silently; the active object was
+ * reported once and fixed up (untracked now).
+ */
+static void check_replaced(const char *how, char *p, void (*replace)(char *))
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)(p + 64);
+	void *obj = p + 4096 + 256;
+	unsigned long before;
+
+	leave_objects(m, obj);
+	before = warnings();
+	replace(p);
+	CHECK(warnings() == before + 1, "%s over an active object: %lu reports, expected 1",
+	      how, warnings() - before);
+	CHECK(!active(obj), "%s: the active object is still tracked", how);
+	before = warnings();
+	CHECK(pthread_mutex_lock(m) == 0 && pthread_mutex_unlock(m) == 0 &&
+	      pthread_mutex_destroy(m) == 0, "%s: the zero-filled mutex", how);
+	CHECK(warnings() == before, "%s: the zero-filled mutex where a destroyed one was:"
+	      " %lu reports", how, warnings() - before);
+}
+
+/* After @keep(@p), nothing was released: no report, the object still active. */
+static void check_kept(const char *how, char *p, void (*keep)(char *))
+{
+	void *obj = p + 4096 + 256;
+	unsigned long before;
+
+	debug_object_init(obj, &descr);
+	debug_object_activate(obj, &descr);
+	before = warnings();
+	keep(p);
+	CHECK(warnings() == before, "%s: %lu reports, expected none", how, warnings() - before);
+	CHECK(active(obj), "%s: the active object was forgotten", how);
+	debug_object_deactivate(obj, &descr);
+	debug_object_free(obj, &descr);
+}
+
+static char *map(int flags)
+{
+	char *p = mmap(NULL, PAGES, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		abort();
+	return p;
+}
+
+static void fixed_anon(char *p)
+{
+	if (mmap(p, PAGES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+		 -1, 0) != p)
+		abort();
+}
+
+static void fixed_file(char *p)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+
+	if (mmap(p, PAGES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) != p)
+		abort();
+	close(fd);
+}
+
+static void fixed_noreplace(char *p)
+{
+	CHECK(mmap(p, PAGES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED,
+	      "MAP_FIXED_NOREPLACE replaced a mapping");
+}
+
+static void fixed_bad_fd(char *p)
+{
+	CHECK(mmap(p, PAGES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, -1, 0) ==
+	      MAP_FAILED && errno == EBADF, "MAP_FIXED with no descriptor");
+}
+
+static void fixed_unaligned(char *p)
+{
+	CHECK(mmap(p + 1, PAGES, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED,
+	      "MAP_FIXED at an unaligned address");
+}
+
+static void map_fixed(void)
+{
+	double end = now() + 10;
+	int i;
+
+	for (i = 0; i < 20 || (i < 200 && now() < end); i++) {
+		char *p = map(MAP_PRIVATE);
+
+		check_replaced("mmap(MAP_FIXED) anonymous", p, fixed_anon);
+		check_replaced("mmap(MAP_FIXED) of /dev/zero", p, fixed_file);
+		check_kept("mmap(MAP_FIXED_NOREPLACE)", p, fixed_noreplace);
+		check_kept("mmap(MAP_FIXED) refused (EBADF)", p, fixed_bad_fd);
+		check_kept("mmap(MAP_FIXED) refused (EINVAL)", p, fixed_unaligned);
+		munmap(p, PAGES);
+	}
+	printf("map-fixed: %d rounds\n", i);
+}
+
+static void dontneed(char *p)
+{
+	CHECK(madvise(p, PAGES, MADV_DONTNEED) == 0, "MADV_DONTNEED: %s", strerror(errno));
+}
+
+static void dontneed_part(char *p)
+{
+	CHECK(madvise(p, 4096, MADV_DONTNEED) == 0, "MADV_DONTNEED: %s", strerror(errno));
+}
+
+/* Freed pages read as before until reclaimed: the program writes before it reads. */
+static void madv_free(char *p)
+{
+	CHECK(madvise(p, PAGES, MADV_FREE) == 0, "MADV_FREE: %s", strerror(errno));
+	memset(p, 0, PAGES);
+}
+
+static void madv_remove(char *p)
+{
+	CHECK(madvise(p, PAGES, MADV_REMOVE) == 0, "MADV_REMOVE: %s", strerror(errno));
+}
+
+/* MADV_REMOVE needs a shared mapping: refused (EINVAL) on a private one. */
+static void madv_remove_private(char *p)
+{
+	CHECK(madvise(p, PAGES, MADV_REMOVE) != 0, "MADV_REMOVE of private memory");
+}
+
+static void dontneed_unaligned(char *p)
+{
+	CHECK(madvise(p + 1, PAGES, MADV_DONTNEED) != 0, "MADV_DONTNEED unaligned");
+}
+
+/* glibc ignores POSIX_MADV_DONTNEED: the contents stay. */
+static void posix_dontneed(char *p)
+{
+	p[4096] = 1;
+	CHECK(posix_madvise(p, PAGES, POSIX_MADV_DONTNEED) == 0, "posix_madvise");
+	CHECK(p[4096] == 1, "POSIX_MADV_DONTNEED discarded the contents");
+}
+
+/* A shared mapping keeps its contents: the held mutex is still held, then unlocked. */
+static void shared_dontneed(char *p)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)(p + 64);
+	unsigned long before;
+
+	pthread_mutex_init(m, NULL);
+	pthread_mutex_lock(m);
+	before = warnings();
+	dontneed(p);
+	CHECK(pthread_mutex_unlock(m) == 0 && pthread_mutex_destroy(m) == 0,
+	      "the shared mutex after MADV_DONTNEED");
+	CHECK(warnings() == before, "MADV_DONTNEED of shared memory: %lu reports",
+	      warnings() - before);
+}
+
+static void advise(void)
+{
+	double end = now() + 10;
+	int i;
+
+	for (i = 0; i < 20 || (i < 200 && now() < end); i++) {
+		char *p = map(MAP_PRIVATE), *s = map(MAP_SHARED);
+
+		check_replaced("MADV_DONTNEED", p, dontneed);
+		check_replaced("MADV_FREE", p, madv_free);
+		check_replaced("MADV_REMOVE of shared memory", s, madv_remove);
+		check_kept("MADV_DONTNEED of another page", p, dontneed_part);
+		check_kept("MADV_DONTNEED refused (EINVAL)", p, dontneed_unaligned);
+		check_kept("MADV_DONTNEED of shared memory", s, dontneed);
+		check_kept("MADV_REMOVE of private memory", p, madv_remove_private);
+		check_kept("posix_madvise(POSIX_MADV_DONTNEED)", p, posix_dontneed);
+		shared_dontneed(s);
+		munmap(p, PAGES);
+		munmap(s, PAGES);
+	}
+	printf("madvise: %d rounds\n", i);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -218,6 +421,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "sem-siglongjmp"))
 		sem_siglongjmp();
+	else if (!strcmp(what, "map-fixed"))
+		map_fixed();
+	else if (!strcmp(what, "madvise"))
+		advise();
 	else {
 		printf("usage: torture-interposers sem-siglongjmp | map-fixed | madvise\n");
 		return 2;
