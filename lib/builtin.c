@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -727,6 +728,69 @@ void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop o
 		debug_object_activate(addr, d);	/* a lock refused: "activate destroyed" */
 	else
 		odebug_b_misuse(addr, d, opname);
+}
+
+/*
+ * sem_post() is async-signal-safe: a handler may interrupt it at any
+ * instruction and leave by siglongjmp, and any thread may post again.
+ * So nothing of ours (a bucket lock, the guard, the report lock, the
+ * start lock) may be held where an asynchronous signal can be taken.  A
+ * post with nothing to change (nobody waits: INIT or INACTIVE, or not a
+ * semaphore of ours) is one lockless read of the tracker's word; the rest
+ * (a waiter to take off, a destroyed semaphore's report, the start) runs
+ * with every asynchronous signal blocked, by the raw system call (glibc's
+ * wrapper keeps its own two signals open, and may be interposed).
+ */
+#define SYNC_SIGNALS	((1ull << (SIGSEGV - 1)) | (1ull << (SIGBUS - 1)) | \
+			 (1ull << (SIGFPE - 1)) | (1ull << (SIGILL - 1)) | \
+			 (1ull << (SIGTRAP - 1)) | (1ull << (SIGSYS - 1)))
+
+/* Faults stay deliverable: the kernel kills a thread that blocked its own. */
+static uint64_t async_signals_block(void)
+{
+	uint64_t block = ~SYNC_SIGNALS, old = 0;
+
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &old, sizeof(block));
+	return old;
+}
+
+static void async_signals_restore(uint64_t old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
+}
+
+/* Lockless: does a post leave this tracker as it is? */
+static bool post_changes_nothing(void *addr)
+{
+	uint64_t w;
+	struct odebug_tracker *t = odebug_peek((uintptr_t)addr, &w);
+	unsigned int state;
+
+	if (!t)		/* untracked, or a walk that gave up */
+		return !odebug_range_may_hold((uintptr_t)addr, (uintptr_t)addr + 1);
+	if (odebug_descr_at(odebug_word_slot(w)) != &odebug_sem_descr)
+		return true;	/* another owner's object (ODEBUG_STATE_FOREIGN) */
+	state = odebug_word_state(w);
+	return state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
+	       state == ODEBUG_WORD_FREED;
+}
+
+/* Before sem_post(), with the semaphore family on; errno kept. */
+void odebug_b_post(void *addr)
+{
+	uint64_t mask;
+	int saved;
+
+	if (odebug_guard)
+		return;
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && post_changes_nothing(addr))
+		return;
+	saved = errno;
+	mask = async_signals_block();
+	if (odebug_builtin_active(ODEBUG_BUILTIN_SEM))
+		odebug_b_use(addr, &odebug_sem_descr, BOP_WAKE_ONE, 0, "post");
+	async_signals_restore(mask);
+	errno = saved;
 }
 
 /* EOWNERDEAD: the dead owner's hold ends, ours begins. */

@@ -117,6 +117,7 @@ void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop o
 		  unsigned int arg, const char *opname);
 void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *opname);
 void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d);
+void odebug_b_post(void *addr);	/* sem_post: async-signal-safe, jumps out survived */
 
 /* Mutexes (glibc's structure tells whether and by whom one is held). */
 int odebug_b_mutex_peek(void *addr);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mmap.c - the mapping release paths: munmap and mremap.
+ * mmap.c - the mapping release paths: munmap and mremap (replace.c: the
+ * paths that replace memory in place, mmap(MAP_FIXED) and madvise).
  *
  * Only the program's own calls (and libraries calling through the PLT) come
  * here; glibc's internal unmaps (large malloc blocks, thread stacks, dlclose)
@@ -11,18 +12,21 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "next.h"
 
-static bool checking(void)
+/* Is a release to be checked?  (replace.c's interposers ask too.) */
+bool odebug_release_checking(void)
 {
 	return unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) &&
 	       !odebug_guard && odebug_opt.check_free &&
 	       odebug_tracking_any();
 }
 
-static uintptr_t page_up(uintptr_t v)
+uintptr_t odebug_page_up(uintptr_t v)
 {
 	uintptr_t up = (v + odebug_page_size - 1) & ~(uintptr_t)(odebug_page_size - 1);
 
@@ -30,10 +34,10 @@ static uintptr_t page_up(uintptr_t v)
 }
 
 /* Check [start, start + len) rounded to whole pages, errno kept. */
-static void check_pages(uintptr_t start, size_t len)
+void odebug_check_pages(uintptr_t start, size_t len)
 {
 	int saved = errno;
-	uintptr_t end = start + len < start ? UINTPTR_MAX : page_up(start + len);
+	uintptr_t end = start + len < start ? UINTPTR_MAX : odebug_page_up(start + len);
 
 	if (end > start)
 		odebug_check_range(start, end);
@@ -51,7 +55,7 @@ static bool aligned(uintptr_t addr)
  * 5-level paging, found once by asking for a page at 2^47 without
  * replacing anything; elsewhere no bound is known and none is applied.
  */
-static uintptr_t user_top(void)
+uintptr_t odebug_user_top(void)
 {
 	static uintptr_t top;
 #if defined(__x86_64__)
@@ -60,8 +64,9 @@ static uintptr_t user_top(void)
 
 	if (likely(t))
 		return t;
-	probe = mmap((void *)((uintptr_t)1 << 47), odebug_page_size, PROT_NONE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	/* Raw: mmap() is our own interposer (replace.c). */
+	probe = (void *)syscall(SYS_mmap, (uintptr_t)1 << 47, odebug_page_size, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 	t = ((uintptr_t)1 << 47) - odebug_page_size;
 	if (probe != MAP_FAILED) {
 		if ((uintptr_t)probe == (uintptr_t)1 << 47)
@@ -81,18 +86,18 @@ static uintptr_t user_top(void)
  * that is not 0 once rounded up, and an end within the user address space.
  * A call it refuses releases nothing, so nothing is checked.
  */
-static bool range_ok(uintptr_t start, size_t len)
+bool odebug_range_ok(uintptr_t start, size_t len)
 {
-	uintptr_t rounded = page_up(len);
+	uintptr_t rounded = odebug_page_up(len);
 
 	return aligned(start) && len && rounded != UINTPTR_MAX &&
-	       rounded <= user_top() && start <= user_top() - rounded;
+	       rounded <= odebug_user_top() && start <= odebug_user_top() - rounded;
 }
 
 ODEBUG_EXPORT int munmap(void *addr, size_t len)
 {
-	if (checking() && range_ok((uintptr_t)addr, len))
-		check_pages((uintptr_t)addr, len);
+	if (odebug_release_checking() && odebug_range_ok((uintptr_t)addr, len))
+		odebug_check_pages((uintptr_t)addr, len);
 	return odebug_next_munmap(addr, len);
 }
 
@@ -106,7 +111,7 @@ ODEBUG_EXPORT int munmap(void *addr, size_t len)
 static bool mremap_ok(uintptr_t old, size_t old_size, size_t new_size, int flags,
 		      uintptr_t dest)
 {
-	uintptr_t old_len = page_up(old_size), new_len = page_up(new_size);
+	uintptr_t old_len = odebug_page_up(old_size), new_len = odebug_page_up(new_size);
 
 	if (flags & ~(MREMAP_FIXED | MREMAP_MAYMOVE | MREMAP_DONTUNMAP))
 		return false;
@@ -119,8 +124,8 @@ static bool mremap_ok(uintptr_t old, size_t old_size, size_t new_size, int flags
 	if (old_len == UINTPTR_MAX || old > UINTPTR_MAX - old_len)
 		return false;	/* not a mapping: the kernel finds none (EFAULT) */
 	if (flags & MREMAP_FIXED)
-		return aligned(dest) && new_len <= user_top() &&
-		       dest <= user_top() - new_len &&
+		return aligned(dest) && new_len <= odebug_user_top() &&
+		       dest <= odebug_user_top() - new_len &&
 		       !(old + old_len > dest && dest + new_len > old);
 	return true;
 }
@@ -147,19 +152,19 @@ ODEBUG_EXPORT void *mremap(void *old, size_t old_size, size_t new_size,
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (!checking() ||
+	if (!odebug_release_checking() ||
 	    !mremap_ok(start, old_size, new_size, flags, (uintptr_t)new_addr))
 		return odebug_next_mremap(old, old_size, new_size, flags, new_addr);
 
-	old_len = (size_t)(page_up(start + old_size) - start);
-	new_len = (size_t)(page_up(start + new_size) - start);
+	old_len = (size_t)(odebug_page_up(start + old_size) - start);
+	new_len = (size_t)(odebug_page_up(start + new_size) - start);
 	if (flags & MREMAP_FIXED)
-		check_pages((uintptr_t)new_addr, new_size);
+		odebug_check_pages((uintptr_t)new_addr, new_size);
 	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
 		if (old_size)
-			check_pages(start, old_size);
+			odebug_check_pages(start, old_size);
 	} else if (new_len < old_len) {
-		check_pages(start + new_len, old_len - new_len);
+		odebug_check_pages(start + new_len, old_len - new_len);
 	} else if ((flags & MREMAP_MAYMOVE) && old_size &&
 		   odebug_range_tracked(start, start + old_len)) {
 		int saved = errno;
@@ -169,7 +174,7 @@ ODEBUG_EXPORT void *mremap(void *old, size_t old_size, size_t new_size,
 		if (res != MAP_FAILED)
 			return res;
 		errno = saved;
-		check_pages(start, old_size);
+		odebug_check_pages(start, old_size);
 	}
 	return odebug_next_mremap(old, old_size, new_size, flags, new_addr);
 }

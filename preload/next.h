@@ -26,6 +26,14 @@ void *odebug_next_at(const char *name, const char *version);
 void odebug_free_probe(void);
 extern ODEBUG_TLS int odebug_free_reached;
 
+/* "mmap.c": what every mapping release path shares (replace.c too) */
+#include <stdbool.h>
+#include <stdint.h>
+bool odebug_release_checking(void);
+bool odebug_range_ok(uintptr_t start, size_t len);
+void odebug_check_pages(uintptr_t start, size_t len);
+uintptr_t odebug_page_up(uintptr_t v);
+uintptr_t odebug_user_top(void);
 
 /* "sanitizer.c": heap blocks checked from a sanitizer runtime's free hook */
 #include <stdbool.h>

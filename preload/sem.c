@@ -46,15 +46,16 @@ ODEBUG_INLINE int sem_destroy_(int (*next)(sem_t *), sem_t *s)
 }
 INTERPOSE_BASE_234(int, sem_destroy, (sem_t *s), (s), sem_destroy_);
 
+/*
+ * sem_post is async-signal-safe: a handler may leave it by siglongjmp at
+ * any point, so odebug_b_post() holds nothing of ours where a signal can
+ * be taken.
+ */
 ODEBUG_INLINE int sem_post_(int (*next)(sem_t *), sem_t *s)
 {
-	int saved;
-
-	if (likely(!ON))
+	if (likely(!(odebug_load(&odebug_builtin_on) & ODEBUG_BUILTIN_SEM)))
 		return next(s);
-	saved = errno;
-	odebug_b_use(s, D, BOP_WAKE_ONE, 0, "post");
-	errno = saved;
+	odebug_b_post(s);
 	return next(s);
 }
 INTERPOSE_BASE_234(int, sem_post, (sem_t *s), (s), sem_post_);

@@ -28,8 +28,8 @@ fi
 for f in "$@"; do
 	v=$(awk -v f="$f" '{ split($3, a, "@"); if (a[1] == f) print $3 }' "$tmp/nm")
 	case "$v" in
-	*@@GLIBC_*) ;;
-	*) echo "$f is exported as '$v', not in a GLIBC_ version node"; exit 1 ;;
+	*@@GLIBC_*|*@@GLIBCXX_*|*@@CXXABI_*) ;;	# libc's, or libstdc++'s for operator delete
+	*) echo "$f is exported as '$v', not in glibc's (or libstdc++'s) version node"; exit 1 ;;
 	esac
 done
 # Our own locks must never reach our lock interposers (lib/lock.h).
