@@ -154,6 +154,25 @@ expect_refusal 126 'setuid: is setuid: LD_PRELOAD and ODEBUG are ignored' "setui
 cp "$show" "$tmp/setgid"
 chmod 2755 "$tmp/setgid"
 expect_refusal 126 'setgid: is setgid' "setgid" "$tmp/setgid"
+# File capabilities put the loader in secure mode as setuid does (setting
+# them needs CAP_SETFCAP and setcap(8); the launcher asks getcap(8)).
+setcap=$(command -v setcap || ls /usr/sbin/setcap /sbin/setcap 2>/dev/null | head -n 1)
+cp "$show" "$tmp/filecap"
+if [ -n "$setcap" ] && "$setcap" cap_net_raw=ep "$tmp/filecap" 2>/dev/null; then
+	expect_refusal 126 'filecap: has file capabilities: LD_PRELOAD and ODEBUG are ignored' \
+		"file capabilities" "$tmp/filecap"
+	printf '#!%s\n' "$tmp/filecap" >"$tmp/filecap-script"
+	chmod +x "$tmp/filecap-script"
+	expect_refusal 126 'its interpreter .*filecap: has file capabilities' \
+		"a script whose interpreter has file capabilities" "$tmp/filecap-script"
+	# As a user's PATH on Debian: no sbin directory.
+	if ! PATH=/usr/bin:/bin command -v getcap >/dev/null; then
+		PATH=/usr/bin:/bin expect_refusal 126 'has file capabilities' \
+			"file capabilities, getcap not in PATH" "$tmp/filecap"
+	fi
+else
+	echo "skip: file capabilities (setcap unavailable or not permitted)"
+fi
 if [ -n "$static" ]; then
 	expect_refusal 126 'is statically linked (no program interpreter): LD_PRELOAD cannot' \
 		"statically linked" "$static"
