@@ -107,6 +107,16 @@ printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=max_reports=3:stack_depth=4:prin
 ODEBUG_OPTIONS=selftest=1 run -o max_reports=3 -o 'log_path="/tmp/a:b"' "$show"
 printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1:max_reports=3:log_path="/tmp/a:b"' &&
 	ok "-o appended to an existing ODEBUG_OPTIONS" || bad "-o appending: $out"
+# A value with ':' arrives whole: quoted for the parser, as libodebug reads it.
+run -o 'log_path=/tmp/a:b' -o 'suppressions=/tmp/"c":d' -o help=1 "$show"
+printf '%s\n' "$out" | grep -qx "ODEBUG_OPTIONS=log_path=\"/tmp/a:b\":suppressions='/tmp/\"c\":d':help=1" &&
+	printf '%s\n' "$err" | grep -q "log_path .* now '/tmp/a:b'" &&
+	printf '%s\n' "$err" | grep -q "suppressions .* now '/tmp/\"c\":d'" &&
+	! printf '%s\n' "$err" | grep -q 'unknown option' &&
+	ok "-o values with ':' quoted: $(printf '%s\n' "$out" | grep ^ODEBUG_OPTIONS=)" ||
+	bad "-o with ':' in a value: $out $err"
+expect_refusal 125 "holds ':' and both quote characters" "-o value with ':' and both quotes" \
+	-o "log_path=/tmp/'a':\"b\"" "$show"
 ODEBUG_OPTIONS=selftest=1 run "$show"
 printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1' &&
 	ok "ODEBUG_OPTIONS kept as is without -o" || bad "ODEBUG_OPTIONS without -o: $out"
