@@ -42,6 +42,7 @@ static unsigned long inherited_warnings, inherited_suppressed;
 static pid_t owner;
 /* odebug_warnings when the exit-time output was last written (an exec). */
 static unsigned long output_at = ULONG_MAX;
+static bool forked;	/* a fork() child: its objects are copies of its parent's */
 static odebug_mutex_t report_mutex;
 
 /*
@@ -99,6 +100,7 @@ void odebug_report_child(void)
 {
 	owner = getpid();
 	output_at = ULONG_MAX;
+	forked = true;
 	odebug_mutex_init(&report_mutex);
 	odebug_store(&printed, 0);
 	odebug_store(&stack_notes, 0);
@@ -615,21 +617,22 @@ static void write_summary(void)
 
 /*
  * The exit-time output: report_active_at_exit's reports, the summary,
- * print_stats.  Written again only if a warning was counted since it was
- * last written (before an exec that failed, or an exec retried along
- * PATH), and then for the whole run.
+ * print_stats; with @whole false the summary alone.  Written again only if
+ * a warning was counted since it was last written (before an exec that
+ * failed, or an exec retried along PATH), and then for the whole run.
  */
-static void exit_output(void)
+static void exit_output(bool whole)
 {
 	if (odebug_load(&odebug_warnings) == output_at)
 		return;
-	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
+	if (whole && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
 	    odebug_opt.report_active_at_exit)
 		report_active_objects();
 	write_summary();
-	if (odebug_opt.print_stats)
+	if (whole && odebug_opt.print_stats)
 		debug_objects_print_stats(2);
-	output_at = odebug_load(&odebug_warnings);
+	if (whole || odebug_load(&odebug_warnings) != inherited_warnings)
+		output_at = odebug_load(&odebug_warnings);
 }
 
 /**
@@ -639,11 +642,14 @@ static void exit_output(void)
  * destructor would print is printed now (preload/exec.c).  exitcode is
  * not applied: the new image's status is the process's.  A vfork() child
  * (same memory, another pid) prints nothing: the output is its parent's.
+ * A fork() child (fork then exec starts most programs) prints its own
+ * summary only, if it reported: the objects it holds and the statistics
+ * are copies of its parent's, which prints them at its own exit.
  */
 void odebug_report_before_exec(void)
 {
 	if (getpid() == owner)
-		exit_output();
+		exit_output(!forked);
 }
 
 /**
@@ -661,7 +667,7 @@ void odebug_report_before_exec(void)
  */
 void odebug_report_at_exit(void)
 {
-	exit_output();
+	exit_output(true);
 	if (odebug_opt.exitcode && reported_here() &&
 	    on_exit(exit_with_code, NULL) != 0)
 		exit_with_code(0, NULL);	/* cannot register: at least the status */

@@ -10,7 +10,7 @@ trap 'rm -rf "$dir"' EXIT
 fail=0
 
 run() {	# run ODEBUG MODE: the combined output in $dir/out, status in rc
-	ODEBUG=$1 ODEBUG_OPTIONS=print_stats=1 LD_PRELOAD="$lib" "$app" "$2" >"$dir/out" 2>&1
+	ODEBUG=$1 ODEBUG_OPTIONS=${OPTS:-print_stats=1} LD_PRELOAD="$lib" "$app" "$2" >"$dir/out" 2>&1
 	rc=$?
 	summaries=$(grep -c '^ODEBUG: SUMMARY:' "$dir/out")
 	stats=$(grep -c 'pool_used' "$dir/out")
@@ -60,4 +60,13 @@ check "vfork: the target ran" grep -qx 'target: a b c env=explicit' "$dir/out"
 check "vfork: one summary (got $summaries)" test "$summaries" = 1
 check "vfork: the parent's, at its exit, not the child's before its exec" \
 	test "$(line_of '^ODEBUG: SUMMARY:')" -gt "$(line_of '^child exited 0')"
+# fork then exec: the child's objects and statistics are its parent's copies.
+OPTS=print_stats=1:report_active_at_exit=1 run 1 fork
+before=$(sed -n '/^target:/q;p' "$dir/out" | grep -c -e pool_used -e SUMMARY -e 'exit active')
+check "fork: the child prints nothing before its exec (got $before lines)" test "$before" = 0
+check "fork: one summary, the parent's (got $summaries)" test "$summaries" = 1
+check "fork: the parent reports its active object at exit" grep -q '^ODEBUG: exit active' "$dir/out"
+run 1 fork-report
+check "fork-report: the child's summary before its exec, the parent's at exit (got $summaries)" \
+	test "$summaries" = 2 -a "$(line_of '^ODEBUG: SUMMARY:')" -lt "$(line_of '^target:')"
 exit $fail

@@ -10,6 +10,9 @@
  *                          report (another cause), exit
  *   exec-app vfork         one report; a vfork()ed child execs the target;
  *                          the parent waits and exits
+ *   exec-app fork          one report, an active object, then the same
+ *                          with fork(); fork-report: the child reports too
+ *                          before its exec
  *   exec-app target A B    prints "target: A B env=EXEC_ENV" and exits 0
  */
 #define _GNU_SOURCE
@@ -104,6 +107,24 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "fail-report")) {
 		fail();
 		report(1);
+		return 0;
+	}
+	if (!strncmp(what, "fork", 4)) {
+		static char live[8];	/* active in parent and child */
+
+		debug_object_init(live, &descr);
+		debug_object_activate(live, &descr);
+		pid = fork();
+		if (pid == 0) {
+			if (!strcmp(what, "fork-report"))
+				report(1);
+			execve(self, args, env);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &status, 0) != pid)
+			return 2;
+		printf("child exited %d\n", WEXITSTATUS(status));
+		fflush(stdout);
 		return 0;
 	}
 	if (!strcmp(what, "vfork")) {
