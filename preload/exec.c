@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -35,35 +36,65 @@ typedef int execv_fn(const char *, char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
 typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
 
-static execve_fn *next_execve, *next_execvpe;
-static execv_fn *next_execv, *next_execvp;
-static fexecve_fn *next_fexecve;
-static execveat_fn *next_execveat;
-
 /*
- * The next definition of @name, found once (NULL only for execveat, which
- * glibc has since 2.34; the others it has had since 2.11 at the latest).
+ * The next definition of @name, into *@slot; @fallback if there is none
+ * (the system call for execve and execveat, which glibc has only since
+ * 2.34; the others glibc has always had, and their absence ends the
+ * process with one line rather than a jump to nowhere).
  */
-static void *next_of(void *slot, const char *name)
+static void resolve(void **slot, const char *name, void *fallback)
 {
-	void *fn = __atomic_load_n((void **)slot, __ATOMIC_ACQUIRE);
+	void *fn = dlsym(RTLD_NEXT, name);
 
-	if (unlikely(!fn)) {
-		fn = dlsym(RTLD_NEXT, name);
-		__atomic_store_n((void **)slot, fn, __ATOMIC_RELEASE);
+	if (!fn && !fallback) {
+		odebug_message("cannot find the next ", name, "; aborting", (char *)NULL);
+		abort();
 	}
-	return fn;
+	__atomic_store_n(slot, fn ? fn : fallback, __ATOMIC_RELEASE);
 }
 
-/* Always, enabled or not: an exec from a signal handler finds them here. */
+static int raw_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+static int raw_execveat(int dirfd, const char *path, char *const argv[],
+			char *const envp[], int flags)
+{
+	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/*
+ * Each next_<name> starts as a stub that finds the next definition and
+ * calls it; our constructor finds them all first, so an exec from a
+ * signal handler, or from a vfork() child, never reaches the loader.
+ */
+#define LAZY(name, type, fallback, params, args)				\
+	static type lazy_##name;						\
+	static type *next_##name = lazy_##name;					\
+	static int lazy_##name params						\
+	{									\
+		resolve((void **)&next_##name, #name, (void *)(fallback));	\
+		return next_##name args;					\
+	}
+
+LAZY(execve, execve_fn, raw_execve, (const char *p, char *const a[], char *const e[]), (p, a, e))
+LAZY(execvpe, execve_fn, NULL, (const char *p, char *const a[], char *const e[]), (p, a, e))
+LAZY(execv, execv_fn, NULL, (const char *p, char *const a[]), (p, a))
+LAZY(execvp, execv_fn, NULL, (const char *p, char *const a[]), (p, a))
+LAZY(fexecve, fexecve_fn, NULL, (int fd, char *const a[], char *const e[]), (fd, a, e))
+LAZY(execveat, execveat_fn, raw_execveat,
+     (int fd, const char *p, char *const a[], char *const e[], int f), (fd, p, a, e, f))
+
+/* Always, enabled or not. */
 __attribute__((constructor)) static void resolve_exec(void)
 {
-	next_of(&next_execve, "execve");
-	next_of(&next_execvpe, "execvpe");
-	next_of(&next_execv, "execv");
-	next_of(&next_execvp, "execvp");
-	next_of(&next_fexecve, "fexecve");
-	next_of(&next_execveat, "execveat");
+	resolve((void **)&next_execve, "execve", (void *)raw_execve);
+	resolve((void **)&next_execvpe, "execvpe", NULL);
+	resolve((void **)&next_execv, "execv", NULL);
+	resolve((void **)&next_execvp, "execvp", NULL);
+	resolve((void **)&next_fexecve, "fexecve", NULL);
+	resolve((void **)&next_execveat, "execveat", (void *)raw_execveat);
 }
 
 /* Enabled: what our destructor would print, now (not inside our own code). */
@@ -82,45 +113,32 @@ static inline bool exec_quiet(void)
 	return odebug_load(&odebug_mode) < ODEBUG_MODE_ON;
 }
 
-/* The system call itself where glibc (before 2.34) has no execveat. */
-static int raw_execveat(int dirfd, const char *path, char *const argv[],
-			char *const envp[], int flags)
-{
-	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
-}
-
 /*
  * Each forwards to the next definition of its own name (the execl*
  * functions below reach these directly, not through our exported names).
  */
 static int run_execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_fn *next = next_of(&next_execve, "execve");
-
 	if (likely(exec_quiet()))
-		return next(path, argv, envp);
+		return next_execve(path, argv, envp);
 	before_exec();
-	return next(path, argv, envp);
+	return next_execve(path, argv, envp);
 }
 
 static int run_execv(const char *path, char *const argv[])
 {
-	execv_fn *next = next_of(&next_execv, "execv");
-
 	if (likely(exec_quiet()))
-		return next(path, argv);
+		return next_execv(path, argv);
 	before_exec();
-	return next(path, argv);
+	return next_execv(path, argv);
 }
 
 static int run_execvp(const char *file, char *const argv[])
 {
-	execv_fn *next = next_of(&next_execvp, "execvp");
-
 	if (likely(exec_quiet()))
-		return next(file, argv);
+		return next_execvp(file, argv);
 	before_exec();
-	return next(file, argv);
+	return next_execvp(file, argv);
 }
 
 ODEBUG_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -140,35 +158,27 @@ ODEBUG_EXPORT int execvp(const char *file, char *const argv[])
 
 ODEBUG_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execve_fn *next = next_of(&next_execvpe, "execvpe");
-
 	if (likely(exec_quiet()))
-		return next(file, argv, envp);
+		return next_execvpe(file, argv, envp);
 	before_exec();
-	return next(file, argv, envp);
+	return next_execvpe(file, argv, envp);
 }
 
 ODEBUG_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fexecve_fn *next = next_of(&next_fexecve, "fexecve");
-
 	if (likely(exec_quiet()))
-		return next(fd, argv, envp);
+		return next_fexecve(fd, argv, envp);
 	before_exec();
-	return next(fd, argv, envp);
+	return next_fexecve(fd, argv, envp);
 }
 
 ODEBUG_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 			   char *const envp[], int flags)
 {
-	execveat_fn *next = next_of(&next_execveat, "execveat");
-
-	if (unlikely(!next))
-		next = raw_execveat;
 	if (likely(exec_quiet()))
-		return next(dirfd, path, argv, envp, flags);
+		return next_execveat(dirfd, path, argv, envp, flags);
 	before_exec();
-	return next(dirfd, path, argv, envp, flags);
+	return next_execveat(dirfd, path, argv, envp, flags);
 }
 
 /*
