@@ -677,6 +677,7 @@ void odebug_report_unlock(void);
 bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
+void odebug_report_before_exec(void);
 
 /* "descr.c": the descriptor registry; descriptors whose module may be gone */
 int odebug_descr_note_slow(const struct debug_obj_descr *d);

@@ -3,7 +3,8 @@
  * options.c - every ODEBUG_OPTIONS setting, declared once in one table.
  *
  * ODEBUG_OPTIONS holds key=value pairs separated by ':' (AddressSanitizer's
- * convention); a value that contains ':' is written in double quotes.  An
+ * convention); a value that contains ':' is written in double or single
+ * quotes (up to the next quote of the same kind; there is no escape).  An
  * unknown key or a bad value costs one warning line and keeps the default.
  * Parsing allocates nothing: it may run inside the first API call of the
  * process, from another library's constructor.
@@ -244,6 +245,12 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		       dec(def, d->def), (char *)NULL);
 }
 
+/* Ends a setting (AddressSanitizer's separator; the one place to add another). */
+static bool is_separator(char c)
+{
+	return c == ':';
+}
+
 /**
  * odebug_options_parse - set every option from @text (NULL: defaults only)
  */
@@ -257,33 +264,35 @@ void odebug_options_parse(const char *text)
 		size_t klen, vlen = 0;
 		bool quoted = false;
 
-		while (*p && *p != '=' && *p != ':')
+		while (*p && *p != '=' && !is_separator(*p))
 			p++;
 		klen = (size_t)(p - key);
 		if (*p == '=') {
 			p++;
-			if (*p == '"') {
+			if (*p == '"' || *p == '\'') {	/* up to the same quote */
+				char quote = *p;
+
 				quoted = true;
 				val = ++p;
-				while (*p && *p != '"')
+				while (*p && *p != quote)
 					p++;
 				vlen = (size_t)(p - val);
-				if (*p == '"')
+				if (*p == quote)
 					p++;
 				else
 					quoted = false;	/* unterminated */
 			} else {
 				val = p;
-				while (*p && *p != ':')
+				while (*p && !is_separator(*p))
 					p++;
 				vlen = (size_t)(p - val);
 			}
 		}
 		if (klen)
 			apply(key, klen, val, vlen, val && (quoted || vlen));
-		while (*p && *p != ':')	/* junk after a closing quote */
+		while (*p && !is_separator(*p))	/* junk after a closing quote */
 			p++;
-		if (*p == ':')
+		if (*p)
 			p++;
 	}
 	if (odebug_opt.pool_size > odebug_opt.pool_max)

@@ -20,6 +20,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,11 @@ const struct debug_obj_descr *odebug_quiet_descr;
 static unsigned long printed, stack_notes;	/* atomic: read without the lock */
 /* Counts inherited from the parent (fork): exitcode looks at our own only. */
 static unsigned long inherited_warnings, inherited_suppressed;
+/* The process whose memory this is (a vfork() child shares it, not a pid). */
+static pid_t owner;
+/* odebug_warnings when the exit-time output was last written (an exec). */
+static unsigned long output_at = ULONG_MAX;
+static bool forked;	/* a fork() child: its objects are copies of its parent's */
 static odebug_mutex_t report_mutex;
 
 /*
@@ -70,6 +76,7 @@ const char *const odebug_state_names[ODEBUG_STATE_MAX] = {
 void odebug_report_init(void)
 {
 	json = !strcmp(odebug_opt.log_format, "json");
+	owner = getpid();
 }
 
 void odebug_report_lock(void)
@@ -91,6 +98,9 @@ void odebug_report_unlock(void)
 /* A forked child: fresh lock, its own first reports, its own symboliser. */
 void odebug_report_child(void)
 {
+	owner = getpid();
+	output_at = ULONG_MAX;
+	forked = true;
 	odebug_mutex_init(&report_mutex);
 	odebug_store(&printed, 0);
 	odebug_store(&stack_notes, 0);
@@ -605,6 +615,43 @@ static void write_summary(void)
 	in_report = 0;
 }
 
+/*
+ * The exit-time output: report_active_at_exit's reports, the summary,
+ * print_stats; with @whole false the summary alone.  Written again only if
+ * a warning was counted since it was last written (before an exec that
+ * failed, or an exec retried along PATH), and then for the whole run.
+ */
+static void exit_output(bool whole)
+{
+	if (odebug_load(&odebug_warnings) == output_at)
+		return;
+	if (whole && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
+	    odebug_opt.report_active_at_exit)
+		report_active_objects();
+	write_summary();
+	if (whole && odebug_opt.print_stats)
+		debug_objects_print_stats(2);
+	if (whole || odebug_load(&odebug_warnings) != inherited_warnings)
+		output_at = odebug_load(&odebug_warnings);
+}
+
+/**
+ * odebug_report_before_exec - the exit-time output, before an exec
+ *
+ * An exec ends this image without running destructors, so what our
+ * destructor would print is printed now (preload/exec.c).  exitcode is
+ * not applied: the new image's status is the process's.  A vfork() child
+ * (same memory, another pid) prints nothing: the output is its parent's.
+ * A fork() child (fork then exec starts most programs) prints its own
+ * summary only, if it reported: the objects it holds and the statistics
+ * are copies of its parent's, which prints them at its own exit.
+ */
+void odebug_report_before_exec(void)
+{
+	if (getpid() == owner)
+		exit_output(!forked);
+}
+
 /**
  * odebug_report_at_exit - the exit-time options, from our destructor
  *
@@ -620,12 +667,7 @@ static void write_summary(void)
  */
 void odebug_report_at_exit(void)
 {
-	if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
-	    odebug_opt.report_active_at_exit)
-		report_active_objects();
-	write_summary();
-	if (odebug_opt.print_stats)
-		debug_objects_print_stats(2);
+	exit_output(true);
 	if (odebug_opt.exitcode && reported_here() &&
 	    on_exit(exit_with_code, NULL) != 0)
 		exit_with_code(0, NULL);	/* cannot register: at least the status */

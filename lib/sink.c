@@ -12,7 +12,9 @@
  * with O_NOFOLLOW | O_NONBLOCK (a FIFO without a reader fails at once, one
  * with a reader is refused below), created with mode 0600.  It must then be
  * a regular file owned by the effective user that no one else may read or
- * write: a file planted beforehand is refused, not appended to.  Whatever
+ * write, with no other name (a hard link planted as PREFIX.<pid> would make
+ * us append to the file it names): a file planted beforehand is refused,
+ * not appended to.  Whatever
  * is refused costs one line, and reports go to stderr: nothing is lost.
  */
 #define _GNU_SOURCE
@@ -109,6 +111,8 @@ static const char *refuse(int fd)
 		return "owned by another user";
 	if (st.st_mode & (S_IRWXG | S_IRWXO))
 		return "open to other users";
+	if (st.st_nlink > 1)	/* a link made to another file of ours */
+		return "has other hard links";
 	log_dev = st.st_dev;
 	log_ino = st.st_ino;
 	return NULL;

@@ -8,7 +8,9 @@
  * module's writable segments are checked exactly as released memory is
  * (debug_check_no_obj_freed in the program's libodebug: report with hint,
  * then fixup_free).  The dlclose() interposer, which runs after, then finds
- * nothing left.  It is called with the loader's lock held: the report path
+ * nothing left.  A line naming the module follows the reports only when
+ * one was printed (a repeat, a suppressed one or one beyond max_reports is
+ * only counted).  It is called with the loader's lock held: the report path
  * must not wait for a lock that a thread waiting for the loader holds
  * (RELIABILITY.md).
  *
@@ -141,7 +143,8 @@ __attribute__((visibility("default"))) unsigned int la_objclose(uintptr_t *cooki
 			check((const void *)(map->l_addr + ph[i].p_vaddr), ph[i].p_memsz);
 	memset(&after, 0, sizeof(after));
 	get_stats(&after, sizeof(after));
-	if (after.warnings > before.warnings)
+	/* Only under a report printed here (not a repeat, suppressed or over max_reports). */
+	if (after.printed > before.printed)
 		say("ODEBUG: the object(s) above were in ", map->l_name,
 		    ", unloaded by dlclose() (checked by libodebug-audit.so before the unmap)\n");
 	return 0;

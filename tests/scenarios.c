@@ -93,6 +93,17 @@ static void child(const char *name)
 		if (symlink("/tmp/odebug-sinks-target-must-not-exist", link))
 			exit(9);
 		one_report();
+	} else if (!strcmp(name, "hardlink")) {
+		char victim[128], second[128];
+		int fd;
+
+		/* Ours, 0600, regular: only its second name gives it away. */
+		snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+		snprintf(second, sizeof(second), "%s/log.%d", tmpdir, getpid());
+		fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		if (fd < 0 || close(fd) || link(victim, second))
+			exit(9);
+		one_report();
 	} else if (!strcmp(name, "fork")) {
 		pid_t pid;
 		int status;

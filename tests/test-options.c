@@ -104,6 +104,21 @@ static void quoted_value_may_hold_colons(void **state)
 	free(out);
 }
 
+/* Single quotes too (a value may then hold '"'); the value is kept whole. */
+static void single_quoted_value_may_hold_colons(void **state)
+{
+	int status;
+	char *out = run(&status, "1",
+			"max_reports='1:2':log_path='/nonexistent-odebug:\"x\"/log':max_reports=1");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "bad value '1:2' for option max_reports"), 1);
+	assert_int_equal(count_lines_with(out, "cannot open log file /nonexistent-odebug:\"x\"/log."), 1);
+	assert_int_equal(count_lines_with(out, "unknown option"), 0);
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 1);
+	free(out);
+}
+
 static void suffixes_scale_numbers(void **state)
 {
 	int status;
@@ -266,6 +281,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(unknown_key_warns_once_and_is_ignored),
 		cmocka_unit_test(bad_value_warns_and_keeps_the_default),
 		cmocka_unit_test(quoted_value_may_hold_colons),
+		cmocka_unit_test(single_quoted_value_may_hold_colons),
 		cmocka_unit_test(suffixes_scale_numbers),
 		cmocka_unit_test(help_lists_every_option),
 		cmocka_unit_test(odebug_other_than_0_or_1_warns_and_stays_off),

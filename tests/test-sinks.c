@@ -69,6 +69,27 @@ static void log_path_never_follows_a_symlink(void **state)
 	free(out);
 }
 
+/* A hard link to another file of ours would be appended to through it. */
+static void log_path_refuses_a_file_with_other_hard_links(void **state)
+{
+	char opts[128], victim[256];
+	struct stat st;
+	int status;
+	char *out;
+
+	(void)state;
+	clean_tmpdir();
+	snprintf(opts, sizeof(opts), "log_path=%s/log", tmpdir);
+	out = run(&status, "hardlink", opts);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(count_lines_with(out, "(has other hard links); reports go to stderr"), 1);
+	assert_int_equal(count_lines_with(out, "ODEBUG: free active"), 1);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	assert_int_equal(stat(victim, &st), 0);
+	assert_int_equal(st.st_size, 0);	/* nothing written through the link */
+	free(out);
+}
+
 static void forked_child_writes_its_own_log(void **state)
 {
 	char opts[128], parent[256], childlog[256], skip[64], *out, *log;
@@ -231,6 +252,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(log_path_writes_prefix_dot_pid_mode_0600),
 		cmocka_unit_test(log_path_in_missing_directory_falls_back_to_stderr),
 		cmocka_unit_test(log_path_never_follows_a_symlink),
+		cmocka_unit_test(log_path_refuses_a_file_with_other_hard_links),
 		cmocka_unit_test(forked_child_writes_its_own_log),
 		cmocka_unit_test(json_reports_decode_with_a_real_parser),
 		cmocka_unit_test(json_escapes_every_string),

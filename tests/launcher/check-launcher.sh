@@ -107,6 +107,16 @@ printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=max_reports=3:stack_depth=4:prin
 ODEBUG_OPTIONS=selftest=1 run -o max_reports=3 -o 'log_path="/tmp/a:b"' "$show"
 printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1:max_reports=3:log_path="/tmp/a:b"' &&
 	ok "-o appended to an existing ODEBUG_OPTIONS" || bad "-o appending: $out"
+# A value with ':' arrives whole: quoted for the parser, as libodebug reads it.
+run -o 'log_path=/tmp/a:b' -o 'suppressions=/tmp/"c":d' -o help=1 "$show"
+printf '%s\n' "$out" | grep -qx "ODEBUG_OPTIONS=log_path=\"/tmp/a:b\":suppressions='/tmp/\"c\":d':help=1" &&
+	printf '%s\n' "$err" | grep -q "log_path .* now '/tmp/a:b'" &&
+	printf '%s\n' "$err" | grep -q "suppressions .* now '/tmp/\"c\":d'" &&
+	! printf '%s\n' "$err" | grep -q 'unknown option' &&
+	ok "-o values with ':' quoted: $(printf '%s\n' "$out" | grep ^ODEBUG_OPTIONS=)" ||
+	bad "-o with ':' in a value: $out $err"
+expect_refusal 125 "holds ':' and both quote characters" "-o value with ':' and both quotes" \
+	-o "log_path=/tmp/'a':\"b\"" "$show"
 ODEBUG_OPTIONS=selftest=1 run "$show"
 printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1' &&
 	ok "ODEBUG_OPTIONS kept as is without -o" || bad "ODEBUG_OPTIONS without -o: $out"
@@ -154,6 +164,25 @@ expect_refusal 126 'setuid: is setuid: LD_PRELOAD and ODEBUG are ignored' "setui
 cp "$show" "$tmp/setgid"
 chmod 2755 "$tmp/setgid"
 expect_refusal 126 'setgid: is setgid' "setgid" "$tmp/setgid"
+# File capabilities put the loader in secure mode as setuid does (setting
+# them needs CAP_SETFCAP and setcap(8); the launcher asks getcap(8)).
+setcap=$(command -v setcap || ls /usr/sbin/setcap /sbin/setcap 2>/dev/null | head -n 1)
+cp "$show" "$tmp/filecap"
+if [ -n "$setcap" ] && "$setcap" cap_net_raw=ep "$tmp/filecap" 2>/dev/null; then
+	expect_refusal 126 'filecap: has file capabilities: LD_PRELOAD and ODEBUG are ignored' \
+		"file capabilities" "$tmp/filecap"
+	printf '#!%s\n' "$tmp/filecap" >"$tmp/filecap-script"
+	chmod +x "$tmp/filecap-script"
+	expect_refusal 126 'its interpreter .*filecap: has file capabilities' \
+		"a script whose interpreter has file capabilities" "$tmp/filecap-script"
+	# As a user's PATH on Debian: no sbin directory.
+	if ! PATH=/usr/bin:/bin command -v getcap >/dev/null; then
+		PATH=/usr/bin:/bin expect_refusal 126 'has file capabilities' \
+			"file capabilities, getcap not in PATH" "$tmp/filecap"
+	fi
+else
+	echo "skip: file capabilities (setcap unavailable or not permitted)"
+fi
 if [ -n "$static" ]; then
 	expect_refusal 126 'is statically linked (no program interpreter): LD_PRELOAD cannot' \
 		"statically linked" "$static"

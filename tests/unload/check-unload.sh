@@ -65,6 +65,18 @@ grep -q 'ODEBUG:' "$out" && fail "audit clean: a report"
 ODEBUG_LIBRARY=$lib "$launcher" --audit "$host_pre" "$plugin" twice >"$out" 2>&1 || fail "audit twice: exit status $?"
 [ "$(grep -c 'ODEBUG: free active' "$out")" = 1 ] || fail "audit twice: not exactly one report"
 sed -n '/after the first/q;/ODEBUG/p' "$out" | grep -q . && fail "audit twice: report before the unloading dlclose"
+# A report that is counted but not printed (a repeat, beyond max_reports)
+# gets no "above were in" line: one line per printed report.
+for opt in max_reports=1 max_reports=10; do
+	ODEBUG_LIBRARY=$lib "$launcher" -o "$opt" --audit "$host_pre" "$plugin" reload >"$out" 2>&1 ||
+		fail "audit reload ($opt): exit status $?"
+	grep -q 'after reload 2' "$out" || fail "audit reload ($opt): did not run"
+	reports=$(grep -c 'ODEBUG: free active' "$out")
+	lines=$(grep -c 'ODEBUG: the object(s) above were in' "$out")
+	[ "$lines" = "$reports" ] ||
+		fail "audit reload ($opt): $lines 'above were in' lines for $reports printed reports"
+done
+[ "$reports" -ge 1 ] || fail "audit reload: no report printed"
 
 [ $status = 0 ] && echo "check-unload: leak reported once, clean and non-unloading dlclose silent (LD_PRELOAD, -lodebug, dlclose@$base_node, --audit)"
 exit $status

@@ -5,6 +5,9 @@
  *   leak:  dlclose() unloads the module while its object is active
  *   clean: the module's destructor deactivates the object first
  *   twice: opened twice; the first dlclose() does not unload it
+ *   reload: leak, then opened, started and unloaded twice more from one
+ *           call site (the same cause twice: the last report is counted,
+ *           not printed, when the module is loaded at the same address)
  * Built with ODEBUG_DLCLOSE_BASE="GLIBC_2.2.5" (the baseline node), it
  * calls dlclose at that version, as a program linked before glibc 2.34.
  */
@@ -41,6 +44,7 @@ int main(int argc, char **argv)
 	void (*start)(int);
 	void *(*object)(void);
 	void *h, *h2 = NULL, *obj;
+	int i;
 
 	setvbuf(stdout, NULL, _IONBF, 0);	/* in order with the reports */
 	if (argc != 3)
@@ -62,5 +66,14 @@ int main(int argc, char **argv)
 	}
 	unload_plugin(h);
 	printf("after dlclose: state %d\n", state_of(obj));
+	for (i = 0; !strcmp(argv[2], "reload") && i < 2; i++) {
+		h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+		if (!h)
+			return 2;
+		*(void **)&start = dlsym(h, "plugin_start");
+		start(0);
+		unload_plugin(h);	/* the same stack both times */
+		printf("after reload %d\n", i + 1);
+	}
 	return 0;
 }

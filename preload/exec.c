@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c - the end-of-run output before an exec replaces the process image.
+ *
+ * An exec ends the image as exit() does but runs no destructor, so the
+ * summary, report_active_at_exit's reports and print_stats would be lost;
+ * odebug_report_before_exec() (lib/report.c) writes them first.  An exec
+ * that fails leaves the process running: the output is written again (at
+ * the next exec or at exit) only if a warning was counted since.
+ *
+ * There is no one place to catch: glibc's exec functions call its hidden
+ * __execve, __execvpe or the execveat system call, never an exported exec
+ * function (libc.so.6 has no relocation for any of them), so each one is
+ * interposed: execve, execv, execvp, execvpe, execl, execle, execlp,
+ * fexecve, execveat.  posix_spawn, system and popen keep the caller's image
+ * and are left alone.  Each forwards to the next definition of its own name
+ * with the same arguments; execl, execle and execlp gather their arguments
+ * on the stack (as glibc does) and forward to execv, execve and execvp.
+ * Disabled, each is one branch and a tail call (the execl* functions gather
+ * their arguments first: a variadic call cannot be forwarded).  Return
+ * values and errno are the next definition's.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int execv_fn(const char *, char *const[]);
+typedef int fexecve_fn(int, char *const[], char *const[]);
+typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
+
+/*
+ * The next definition of @name, into *@slot; @fallback if there is none
+ * (the system call for execve and execveat, which glibc has only since
+ * 2.34; the others glibc has always had, and their absence ends the
+ * process with one line rather than a jump to nowhere).
+ */
+static void resolve(void **slot, const char *name, void *fallback)
+{
+	void *fn = dlsym(RTLD_NEXT, name);
+
+	if (!fn && !fallback) {
+		odebug_message("cannot find the next ", name, "; aborting", (char *)NULL);
+		abort();
+	}
+	__atomic_store_n(slot, fn ? fn : fallback, __ATOMIC_RELEASE);
+}
+
+static int raw_execve(const char *path, char *const argv[], char *const envp[])
+{
+	return (int)syscall(SYS_execve, path, argv, envp);
+}
+
+static int raw_execveat(int dirfd, const char *path, char *const argv[],
+			char *const envp[], int flags)
+{
+	return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/*
+ * Each next_<name> starts as a stub that finds the next definition and
+ * calls it; our constructor finds them all first, so an exec from a
+ * signal handler, or from a vfork() child, never reaches the loader.
+ */
+#define LAZY(name, type, fallback, params, args)				\
+	static type lazy_##name;						\
+	static type *next_##name = lazy_##name;					\
+	static int lazy_##name params						\
+	{									\
+		resolve((void **)&next_##name, #name, (void *)(fallback));	\
+		return next_##name args;					\
+	}
+
+LAZY(execve, execve_fn, raw_execve, (const char *p, char *const a[], char *const e[]), (p, a, e))
+LAZY(execvpe, execve_fn, NULL, (const char *p, char *const a[], char *const e[]), (p, a, e))
+LAZY(execv, execv_fn, NULL, (const char *p, char *const a[]), (p, a))
+LAZY(execvp, execv_fn, NULL, (const char *p, char *const a[]), (p, a))
+LAZY(fexecve, fexecve_fn, NULL, (int fd, char *const a[], char *const e[]), (fd, a, e))
+LAZY(execveat, execveat_fn, raw_execveat,
+     (int fd, const char *p, char *const a[], char *const e[], int f), (fd, p, a, e, f))
+
+/* Always, enabled or not. */
+__attribute__((constructor)) static void resolve_exec(void)
+{
+	resolve((void **)&next_execve, "execve", (void *)raw_execve);
+	resolve((void **)&next_execvpe, "execvpe", NULL);
+	resolve((void **)&next_execv, "execv", NULL);
+	resolve((void **)&next_execvp, "execvp", NULL);
+	resolve((void **)&next_fexecve, "fexecve", NULL);
+	resolve((void **)&next_execveat, "execveat", (void *)raw_execveat);
+}
+
+/* Enabled: what our destructor would print, now (not inside our own code). */
+static void before_exec(void)
+{
+	int saved_errno = errno;
+
+	if (odebug_guard == 0)
+		odebug_report_before_exec();
+	errno = saved_errno;
+}
+
+/* Disabled, or not decided yet: forward at once. */
+static inline bool exec_quiet(void)
+{
+	return odebug_load(&odebug_mode) < ODEBUG_MODE_ON;
+}
+
+/*
+ * Each forwards to the next definition of its own name (the execl*
+ * functions below reach these directly, not through our exported names).
+ */
+static int run_execve(const char *path, char *const argv[], char *const envp[])
+{
+	if (likely(exec_quiet()))
+		return next_execve(path, argv, envp);
+	before_exec();
+	return next_execve(path, argv, envp);
+}
+
+static int run_execv(const char *path, char *const argv[])
+{
+	if (likely(exec_quiet()))
+		return next_execv(path, argv);
+	before_exec();
+	return next_execv(path, argv);
+}
+
+static int run_execvp(const char *file, char *const argv[])
+{
+	if (likely(exec_quiet()))
+		return next_execvp(file, argv);
+	before_exec();
+	return next_execvp(file, argv);
+}
+
+ODEBUG_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return run_execve(path, argv, envp);
+}
+
+ODEBUG_EXPORT int execv(const char *path, char *const argv[])
+{
+	return run_execv(path, argv);
+}
+
+ODEBUG_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return run_execvp(file, argv);
+}
+
+ODEBUG_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	if (likely(exec_quiet()))
+		return next_execvpe(file, argv, envp);
+	before_exec();
+	return next_execvpe(file, argv, envp);
+}
+
+ODEBUG_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	if (likely(exec_quiet()))
+		return next_fexecve(fd, argv, envp);
+	before_exec();
+	return next_fexecve(fd, argv, envp);
+}
+
+ODEBUG_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
+			   char *const envp[], int flags)
+{
+	if (likely(exec_quiet()))
+		return next_execveat(dirfd, path, argv, envp, flags);
+	before_exec();
+	return next_execveat(dirfd, path, argv, envp, flags);
+}
+
+/*
+ * The execl* functions: count the arguments up to the NULL, as glibc does
+ * (E2BIG past INT_MAX), then gather them in an array on the stack.
+ */
+static ptrdiff_t count_args(va_list ap)
+{
+	ptrdiff_t argc;
+
+	for (argc = 1; va_arg(ap, const char *); argc++)
+		if (argc == INT_MAX)
+			return -1;
+	return argc;
+}
+
+static void gather_args(char **argv, const char *arg, ptrdiff_t argc, va_list ap)
+{
+	ptrdiff_t i;
+
+	argv[0] = (char *)arg;
+	for (i = 1; i <= argc; i++)
+		argv[i] = va_arg(ap, char *);	/* argv[argc] is the NULL */
+}
+
+ODEBUG_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	ptrdiff_t argc;
+	va_list ap;
+
+	va_start(ap, arg);
+	argc = count_args(ap);
+	va_end(ap);
+	if (argc < 0) {
+		errno = E2BIG;
+		return -1;
+	}
+	char *argv[argc + 1];
+
+	va_start(ap, arg);
+	gather_args(argv, arg, argc, ap);
+	va_end(ap);
+	return run_execv(path, argv);
+}
+
+ODEBUG_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	ptrdiff_t argc;
+	va_list ap;
+
+	va_start(ap, arg);
+	argc = count_args(ap);
+	va_end(ap);
+	if (argc < 0) {
+		errno = E2BIG;
+		return -1;
+	}
+	char *argv[argc + 1];
+
+	va_start(ap, arg);
+	gather_args(argv, arg, argc, ap);
+	va_end(ap);
+	return run_execvp(file, argv);
+}
+
+ODEBUG_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+	ptrdiff_t argc;
+	va_list ap;
+
+	va_start(ap, arg);
+	argc = count_args(ap);
+	va_end(ap);
+	if (argc < 0) {
+		errno = E2BIG;
+		return -1;
+	}
+	char *argv[argc + 1];
+
+	va_start(ap, arg);
+	gather_args(argv, arg, argc, ap);
+	envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return run_execve(path, argv, envp);
+}
