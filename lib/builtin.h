@@ -48,6 +48,16 @@ static inline bool odebug_builtin_active(int family)
 	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
 }
 
+/* This thread's id as glibc's __owner shows it (0 until odebug_b_self() ran). */
+extern ODEBUG_TLS int odebug_self_tid;
+
+/* Does glibc record the calling thread as @addr's owner?  (One load and compare.) */
+static inline bool odebug_mutex_mine(const void *addr)
+{
+	return __atomic_load_n(&((const pthread_mutex_t *)addr)->__data.__owner,
+			       __ATOMIC_RELAXED) == odebug_self_tid;
+}
+
 /*
  * Each thread's cache of mutexes it locked whose hold glibc keeps (not in
  * tracked mode, builtin.c's header): the tracker, indexed by a hash of the
@@ -147,6 +157,13 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
+
+/* nonowner.c: holds ended by a non-owner's unlock; an owner's name. */
+void odebug_orphan_add(uintptr_t addr, int owner);
+bool odebug_orphan_take(uintptr_t addr, int tid);
+void odebug_orphan_forget(uintptr_t addr);
+void odebug_orphan_fork_child(void);
+void odebug_thread_name_of(int tid, char name[17]);
 
 void odebug_builtin_init(void);
 

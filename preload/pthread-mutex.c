@@ -118,8 +118,9 @@ ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *
 {
 	if (likely(!ON))
 		return next(m);
-	/* Held, and glibc keeps the hold: nothing to check or write. */
-	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m)))
+	/* Held by us, and glibc keeps the hold: nothing to check or write. */
+	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m) &&
+		   odebug_mutex_mine(m)))
 		return next(m);
 	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);
