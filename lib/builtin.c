@@ -849,6 +849,25 @@ void odebug_b_rwlock_unlock(void *addr)
 }
 
 /*
+ * An interposer's cold entry (builtin.h): not started yet, under the
+ * guard, or the caller's frames may have returned over an on-stack
+ * object.  False: pass the call through.  errno is kept.
+ */
+bool odebug_builtin_enter_slow(uintptr_t sp)
+{
+	int saved;
+
+	if (!odebug_builtin_ready())
+		return false;
+	if (sp > odebug_onstack_low) {
+		saved = errno;
+		odebug_stack_check_returned(sp);
+		errno = saved;
+	}
+	return true;
+}
+
+/*
  * pthread_cond_wait and friends.  glibc releases and retakes the mutex
  * inside, unseen: the hold ends before the call and begins again after.
  * The caller must hold the mutex: glibc's __owner says whether it does.
@@ -911,7 +930,7 @@ static bool sync_one(const struct odebug_tracker *ct, void *ctx)
 	unsigned int state, next;
 	pthread_mutex_t copy;
 	const void *words;
-	uintptr_t addr;
+	uintptr_t addr, base;
 	uint64_t w;
 
 again:
@@ -925,6 +944,10 @@ again:
 	    state != ODEBUG_STATE_ACTIVE)
 		return false;
 	words = (const void *)addr;
+	/* At exit, a mutex on this thread's stack: the tracker keeps its hold
+	 * (tracked mode), and its frame may have returned unseen. */
+	if (r->copy && odebug_on_stack(addr, &base))
+		return false;
 	if (r->copy) {
 		if (!mutex_copy(addr, &copy))
 			return false;
@@ -963,31 +986,36 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
 /*
  * The owner of a held mutex or write-held rwlock, as glibc records it (0:
  * none shown).  Read with process_vm_readv: the memory may be gone by the
- * time an exit-time report looks.
+ * time an exit-time report looks.  Never from memory known dead (a frame
+ * that returned, a thread's stack at its exit, an unloaded module: the
+ * copy of the tracker is all there is), and only an owner that is a live
+ * thread of this process (the words of a frame that returned unseen, read
+ * at exit, are any bytes).
  */
 int odebug_builtin_owner(const struct odebug_snapshot *o)
 {
 	pthread_mutex_t m;
 	pthread_rwlock_t rw;
 	struct iovec local, remote = { (void *)o->addr, 0 };
+	int owner = 0;
 
-	if (o->state != ODEBUG_STATE_ACTIVE)
+	if (o->state != ODEBUG_STATE_ACTIVE || o->dead ||
+	    (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)))
 		return 0;
 	if (o->descr == &odebug_mutex_descr) {
 		local = (struct iovec){ &m, sizeof(m) };
 		remote.iov_len = sizeof(m);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(m))
 			return 0;
-		return m.__data.__lock ? mutex_owner(&m) : 0;
-	}
-	if (o->descr == &odebug_rwlock_descr) {
+		owner = m.__data.__lock ? mutex_owner(&m) : 0;
+	} else if (o->descr == &odebug_rwlock_descr) {
 		local = (struct iovec){ &rw, sizeof(rw) };
 		remote.iov_len = sizeof(rw);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(rw))
 			return 0;
-		return (int)rw.__data.__cur_writer;
+		owner = (int)rw.__data.__cur_writer;
 	}
-	return 0;
+	return owner > 0 && thread_alive(owner) ? owner : 0;
 }
 
 static void fork_child(void)
