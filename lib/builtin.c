@@ -53,14 +53,14 @@ int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words e
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
 uint64_t odebug_mutex_slot_bits;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
-static __thread int self_tid __attribute__((tls_model("initial-exec")));
+ODEBUG_TLS int odebug_self_tid;
 
 /* This thread's id, cached (glibc's mutex __owner holds the same). */
 int odebug_b_self(void)
 {
-	if (unlikely(!self_tid))
-		self_tid = odebug_gettid();
-	return self_tid;
+	if (unlikely(!odebug_self_tid))
+		odebug_self_tid = odebug_gettid();
+	return odebug_self_tid;
 }
 
 static bool over_limit(void)
@@ -577,8 +577,10 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 {
 	int state;
 
-	if (d == &odebug_mutex_descr)
+	if (d == &odebug_mutex_descr) {
 		mutex_sync(addr);
+		odebug_orphan_forget((uintptr_t)addr);	/* a new mutex owes no unlock */
+	}
 	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
 
 	switch (state) {
@@ -628,6 +630,8 @@ void odebug_b_mutex_destroy(void *addr, int result, int before)
 {
 	const struct debug_obj_descr *d = &odebug_mutex_descr;
 
+	if (result == 0)
+		odebug_orphan_forget((uintptr_t)addr);
 	if (before == ODEBUG_STATE_FOREIGN || before == ODEBUG_STATE_NOTAVAILABLE)
 		return;
 	if (result == 0 && before == ODEBUG_STATE_ACTIVE)	/* a release we missed */
@@ -801,10 +805,68 @@ void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d)
 }
 
 /*
+ * Who holds the mutex, as glibc sees it: the thread id in the lock word of
+ * robust and priority-inheriting mutexes (their __owner says INCONSISTENT
+ * after EOWNERDEAD, held all the same), __owner for the others.
+ */
+static int mutex_owner(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	if (kind & 32 || (kind & (16 | 64)) == 16)
+		return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff;
+	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+}
+
+/*
+ * Does glibc refuse the unlock of a thread that is not the owner (EPERM)?
+ * Error-checking, recursive, robust, priority-inheriting and -protecting
+ * mutexes: nothing changes.  Normal and adaptive ones are released.
+ */
+static bool unlock_checks_owner(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP ||
+	       (kind & 3) == PTHREAD_MUTEX_ERRORCHECK_NP || (kind & (16 | 32 | 64));
+}
+
+/*
+ * A held mutex unlocked by a thread that does not hold it: "unlock
+ * non-owner", reported at the culprit's call with the owner's thread (the
+ * report reads it from the words, still the owner's).  Only when the
+ * owner is a live thread of this process (mutex_held()): a holder that
+ * exited, another process's holder of a process-shared mutex, or the
+ * parent's thread in a fork() child hand nothing to check.  When glibc
+ * releases it, the hold ends (the tracker follows) and the owner's own
+ * unlock to come is expected (nonowner.c); when glibc refuses, nothing
+ * changes.  False: the caller holds it, or nobody checkable does.
+ */
+static bool unlock_by_nonowner(void *addr)
+{
+	const pthread_mutex_t *m = as_mutex(addr);
+	int owner = mutex_owner(m), saved;
+
+	if (owner == odebug_b_self() || owner <= 0 || !mutex_held(addr))
+		return false;
+	saved = errno;
+	mutex_sync(addr);
+	odebug_b_misuse(addr, &odebug_mutex_descr, "unlock non-owner");
+	if (!unlock_checks_owner(m)) {
+		odebug_builtin_step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
+		odebug_orphan_add((uintptr_t)addr, owner);
+	}
+	errno = saved;
+	return true;
+}
+
+/*
  * Before a mutex unlock.  glibc's __lock is zero when nobody holds it:
- * "unlock" of it is reported, whatever the table says.  Otherwise the
- * hold ends: nothing to do unless the tracker keeps it (a lock taken
- * before we started ends silently).
+ * "unlock" of it is reported, whatever the table says, unless a
+ * non-owner's unlock released this thread's hold (reported then).  Held
+ * by another thread: "unlock non-owner".  Otherwise the hold ends:
+ * nothing to do unless the tracker keeps it (a lock taken before we
+ * started ends silently).
  */
 void odebug_b_mutex_unlock(void *addr)
 {
@@ -813,11 +875,15 @@ void odebug_b_mutex_unlock(void *addr)
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
 
-		mutex_sync(addr);
-		odebug_b_misuse(addr, &odebug_mutex_descr, "unlock");
+		if (!odebug_orphan_take((uintptr_t)addr, odebug_b_self())) {
+			mutex_sync(addr);
+			odebug_b_misuse(addr, &odebug_mutex_descr, "unlock");
+		}
 		errno = saved;
 		return;
 	}
+	if (unlikely(!odebug_mutex_mine(addr)) && unlock_by_nonowner(addr))
+		return;
 	if (likely(odebug_mutex_cached(addr)))
 		return;
 	/* A recursive mutex relocked by its owner: only the last unlock counts. */
@@ -827,14 +893,42 @@ void odebug_b_mutex_unlock(void *addr)
 		step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
 
-/* Before an rwlock unlock: the writer is the one glibc names. */
+/*
+ * Before an rwlock unlock: the writer is the one glibc names.  A write
+ * hold is exclusive, so a writer glibc names that is another live thread
+ * means the caller holds nothing: "unlock non-owner" (glibc takes it for a
+ * reader's unlock and breaks the lock's count); the writer keeps its hold.
+ */
 void odebug_b_rwlock_unlock(void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
-	bool writer = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) ==
-		      odebug_b_self();
+	int cur = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
+	bool writer = cur == odebug_b_self();
 
+	if (unlikely(cur && !writer) && thread_alive(cur)) {
+		odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
+		return;
+	}
 	odebug_builtin_step(addr, &odebug_rwlock_descr, writer ? BOP_UNLOCK : BOP_RDUNLOCK, 0);
+}
+
+/*
+ * An interposer's cold entry (builtin.h): not started yet, under the
+ * guard, or the caller's frames may have returned over an on-stack
+ * object.  False: pass the call through.  errno is kept.
+ */
+bool odebug_builtin_enter_slow(uintptr_t sp)
+{
+	int saved;
+
+	if (!odebug_builtin_ready())
+		return false;
+	if (sp > odebug_onstack_low) {
+		saved = errno;
+		odebug_stack_check_returned(sp);
+		errno = saved;
+	}
+	return true;
 }
 
 /*
@@ -900,7 +994,7 @@ static bool sync_one(const struct odebug_tracker *ct, void *ctx)
 	unsigned int state, next;
 	pthread_mutex_t copy;
 	const void *words;
-	uintptr_t addr;
+	uintptr_t addr, base;
 	uint64_t w;
 
 again:
@@ -914,6 +1008,10 @@ again:
 	    state != ODEBUG_STATE_ACTIVE)
 		return false;
 	words = (const void *)addr;
+	/* At exit, a mutex on this thread's stack: the tracker keeps its hold
+	 * (tracked mode), and its frame may have returned unseen. */
+	if (r->copy && odebug_on_stack(addr, &base))
+		return false;
 	if (r->copy) {
 		if (!mutex_copy(addr, &copy))
 			return false;
@@ -952,37 +1050,43 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
 /*
  * The owner of a held mutex or write-held rwlock, as glibc records it (0:
  * none shown).  Read with process_vm_readv: the memory may be gone by the
- * time an exit-time report looks.
+ * time an exit-time report looks.  Never from memory known dead (a frame
+ * that returned, a thread's stack at its exit, an unloaded module: the
+ * copy of the tracker is all there is), and only an owner that is a live
+ * thread of this process (the words of a frame that returned unseen, read
+ * at exit, are any bytes).
  */
 int odebug_builtin_owner(const struct odebug_snapshot *o)
 {
 	pthread_mutex_t m;
 	pthread_rwlock_t rw;
 	struct iovec local, remote = { (void *)o->addr, 0 };
+	int owner = 0;
 
-	if (o->state != ODEBUG_STATE_ACTIVE)
+	if (o->state != ODEBUG_STATE_ACTIVE || o->dead ||
+	    (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)))
 		return 0;
 	if (o->descr == &odebug_mutex_descr) {
 		local = (struct iovec){ &m, sizeof(m) };
 		remote.iov_len = sizeof(m);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(m))
 			return 0;
-		return m.__data.__lock ? m.__data.__owner : 0;
-	}
-	if (o->descr == &odebug_rwlock_descr) {
+		owner = m.__data.__lock ? mutex_owner(&m) : 0;
+	} else if (o->descr == &odebug_rwlock_descr) {
 		local = (struct iovec){ &rw, sizeof(rw) };
 		remote.iov_len = sizeof(rw);
 		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(rw))
 			return 0;
-		return (int)rw.__data.__cur_writer;
+		owner = (int)rw.__data.__cur_writer;
 	}
-	return 0;
+	return owner > 0 && thread_alive(owner) ? owner : 0;
 }
 
 static void fork_child(void)
 {
 	odebug_store(&forked, 1);
-	self_tid = 0;
+	odebug_self_tid = 0;
+	odebug_orphan_fork_child();
 }
 
 /* From setup(), once on: which families, the bound, the fork handler. */

@@ -33,12 +33,10 @@ extern const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
  * enabled, not from inside libodebug (our reports lock libunwind's and
  * libdw's mutexes) and not after an out-of-memory switch-off.
  */
-static inline bool odebug_builtin_active(int family)
+static inline bool odebug_builtin_ready(void)
 {
 	int mode;
 
-	if (likely(!(odebug_load(&odebug_builtin_on) & family)))
-		return false;
 	if (odebug_guard)
 		return false;
 	mode = odebug_load(&odebug_mode);
@@ -46,6 +44,74 @@ static inline bool odebug_builtin_active(int family)
 		return true;
 	/* The first checked call starts libodebug, as an API call does. */
 	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
+}
+
+static inline bool odebug_builtin_active(int family)
+{
+	if (likely(!(odebug_load(&odebug_builtin_on) & family)))
+		return false;
+	return odebug_builtin_ready();
+}
+
+/* The first test alone: the family's checks are on (builtin_ready() follows). */
+static inline bool odebug_builtin_family_on(int family)
+{
+	return odebug_load(&odebug_builtin_on) & family;
+}
+
+/*
+ * Returned frames (lib/stack.c), at an interposer's entry: did the
+ * caller's frames return over an on-stack object?  The caller's stack
+ * pointer is odebug_caller_sp() in the exported function itself (a call
+ * inside libodebug runs on the dead frame's bytes and would see nothing).
+ * The inline path (started, not under the guard, nothing on the stack
+ * below the caller) is loads and compares only; anything else tail-calls
+ * the cold copy (ODEBUG_INTERPOSER), since GCC gives up shrink-wrapping
+ * when a conditional call precedes the real one: the disabled path stays
+ * a branch and a tail call, the enabled one pays a load and a compare.
+ */
+static inline __attribute__((always_inline)) bool odebug_builtin_fast(uintptr_t sp)
+{
+	return likely(!odebug_guard && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
+		      sp <= odebug_onstack_low);
+}
+bool odebug_builtin_enter_slow(uintptr_t sp);
+
+/*
+ * An interposer @fn for @family whose work is @fn##_body(next, args...)
+ * (always inline): disabled, the real call; enabled, the body inline when
+ * odebug_builtin_fast(), else @fn##_cold, out of line, which starts
+ * libodebug or looks at the returned frames first.
+ */
+#define ODEBUG_INTERPOSER(family, ret, fn, nextp, params, args)		\
+	static __attribute__((noinline)) ret fn##_cold(ret (*next) nextp,	\
+						       ODEBUG_ARGS params, uintptr_t sp) \
+	{									\
+		if (!odebug_builtin_enter_slow(sp))				\
+			return next args;					\
+		return fn##_body(next, ODEBUG_ARGS args);			\
+	}									\
+	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
+							   ODEBUG_ARGS params)	\
+	{									\
+		uintptr_t sp;							\
+										\
+		if (likely(!odebug_builtin_family_on(family)))			\
+			return next args;					\
+		sp = odebug_caller_sp();					\
+		if (unlikely(!odebug_builtin_fast(sp)))				\
+			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
+		return fn##_body(next, ODEBUG_ARGS args);			\
+	}
+
+/* This thread's id as glibc's __owner shows it (0 until odebug_b_self() ran). */
+extern ODEBUG_TLS int odebug_self_tid;
+
+/* Does glibc record the calling thread as @addr's owner?  (One load and compare.) */
+static inline bool odebug_mutex_mine(const void *addr)
+{
+	return __atomic_load_n(&((const pthread_mutex_t *)addr)->__data.__owner,
+			       __ATOMIC_RELAXED) == odebug_self_tid;
 }
 
 /*
@@ -148,6 +214,13 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
+
+/* nonowner.c: holds ended by a non-owner's unlock; an owner's name. */
+void odebug_orphan_add(uintptr_t addr, int owner);
+bool odebug_orphan_take(uintptr_t addr, int tid);
+void odebug_orphan_forget(uintptr_t addr);
+void odebug_orphan_fork_child(void);
+void odebug_thread_name_of(int tid, char name[17]);
 
 void odebug_builtin_init(void);
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "internal.h"
 #include "report.h"
 
@@ -180,6 +181,9 @@ void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 	if (r->owner) {
 		odebug_puts(b, ",\"owner\":");
 		odebug_put_dec(b, (unsigned long)r->owner);
+		odebug_thread_name_of(r->owner, name);
+		odebug_puts(b, ",\"owner_name\":");
+		odebug_put_json_str(b, name);
 	}
 	odebug_puts(b, ",\"time\":");
 	put_json_time(b);

@@ -233,9 +233,17 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 
 static void put_owner(struct odebug_buf *b, const struct report *r)
 {
+	char name[17];
+
 	if (r->owner) {
+		odebug_thread_name_of(r->owner, name);
 		odebug_puts(b, "ODEBUG: owner: thread ");
 		odebug_put_dec(b, (unsigned long)r->owner);
+		if (name[0]) {
+			odebug_puts(b, " (");
+			odebug_puts(b, name);
+			odebug_putc(b, ')');
+		}
 		odebug_putc(b, '\n');
 	}
 }

@@ -11,7 +11,7 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define PT ODEBUG_BUILTIN_PTHREAD
 #define D (&odebug_mutex_descr)
 
 /* After any lock call but a cache hit: the hold begins, or a refused lock is checked. */
@@ -41,87 +41,85 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
 		return;
 	locked_slow(m, r);
 }
-
-ODEBUG_INLINE int mutex_init(int (*next)(pthread_mutex_t *, const pthread_mutexattr_t *),
-			     pthread_mutex_t *m, const pthread_mutexattr_t *a)
+/*
+ * Each interposer's work is its _body (ODEBUG_INTERPOSER in builtin.h:
+ * disabled, the real call; enabled, the body, after the returned-frames
+ * compare).
+ */
+ODEBUG_INLINE int mutex_init_body(int (*next)(pthread_mutex_t *, const pthread_mutexattr_t *),
+				  pthread_mutex_t *m, const pthread_mutexattr_t *a)
 {
-	int saved;
+	int saved = errno;
 
-	if (likely(!ON))
-		return next(m, a);
-	saved = errno;
 	odebug_b_init(m, D);
 	errno = saved;
 	return next(m, a);
 }
+ODEBUG_INTERPOSER(PT, int, mutex_init, (pthread_mutex_t *, const pthread_mutexattr_t *),
+		  (pthread_mutex_t *m, const pthread_mutexattr_t *a), (m, a))
 INTERPOSE_BASE(int, pthread_mutex_init, (pthread_mutex_t *m, const pthread_mutexattr_t *a),
 	       (m, a), mutex_init);
 
-ODEBUG_INLINE int mutex_destroy(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+ODEBUG_INLINE int mutex_destroy_body(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
-	int saved, before, r;
+	int saved = errno, before, r;
 
-	if (likely(!ON))
-		return next(m);
-	saved = errno;
 	before = odebug_b_mutex_peek(m);
 	r = next(m);
 	odebug_b_mutex_destroy(m, r, before);
 	errno = saved;
 	return r;
 }
+ODEBUG_INTERPOSER(PT, int, mutex_destroy, (pthread_mutex_t *), (pthread_mutex_t *m), (m))
 INTERPOSE_BASE(int, pthread_mutex_destroy, (pthread_mutex_t *m), (m), mutex_destroy);
 
-ODEBUG_INLINE int mutex_lock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+ODEBUG_INLINE int mutex_lock_body(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
-	int r;
+	int r = next(m);
 
-	if (likely(!ON))
-		return next(m);
-	r = next(m);
 	locked(m, r);
 	return r;
 }
+ODEBUG_INTERPOSER(PT, int, mutex_lock, (pthread_mutex_t *), (pthread_mutex_t *m), (m))
 INTERPOSE_BASE(int, pthread_mutex_lock, (pthread_mutex_t *m), (m), mutex_lock);
 INTERPOSE_BASE_234(int, pthread_mutex_trylock, (pthread_mutex_t *m), (m), mutex_lock);
 
-ODEBUG_INLINE int mutex_timedlock(int (*next)(pthread_mutex_t *, const struct timespec *),
-				  pthread_mutex_t *m, const struct timespec *t)
+ODEBUG_INLINE int mutex_timedlock_body(int (*next)(pthread_mutex_t *, const struct timespec *),
+				       pthread_mutex_t *m, const struct timespec *t)
 {
-	int r;
+	int r = next(m, t);
 
-	if (likely(!ON))
-		return next(m, t);
-	r = next(m, t);
 	locked(m, r);
 	return r;
 }
+ODEBUG_INTERPOSER(PT, int, mutex_timedlock, (pthread_mutex_t *, const struct timespec *),
+		  (pthread_mutex_t *m, const struct timespec *t), (m, t))
 INTERPOSE_BASE_234(int, pthread_mutex_timedlock, (pthread_mutex_t *m, const struct timespec *t),
 		   (m, t), mutex_timedlock);
 
-ODEBUG_INLINE int mutex_clocklock(int (*next)(pthread_mutex_t *, clockid_t, const struct timespec *),
-				  pthread_mutex_t *m, clockid_t c, const struct timespec *t)
+ODEBUG_INLINE int mutex_clocklock_body(int (*next)(pthread_mutex_t *, clockid_t,
+						   const struct timespec *),
+				       pthread_mutex_t *m, clockid_t c, const struct timespec *t)
 {
-	int r;
+	int r = next(m, c, t);
 
-	if (likely(!ON))
-		return next(m, c, t);
-	r = next(m, c, t);
 	locked(m, r);
 	return r;
 }
+ODEBUG_INTERPOSER(PT, int, mutex_clocklock, (pthread_mutex_t *, clockid_t, const struct timespec *),
+		  (pthread_mutex_t *m, clockid_t c, const struct timespec *t), (m, c, t))
 INTERPOSE_230_234(int, pthread_mutex_clocklock,
 		  (pthread_mutex_t *m, clockid_t c, const struct timespec *t), (m, c, t),
 		  mutex_clocklock);
 
-ODEBUG_INLINE int mutex_unlock(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
+ODEBUG_INLINE int mutex_unlock_body(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
-	if (likely(!ON))
-		return next(m);
-	/* Held, and glibc keeps the hold: nothing to check or write. */
-	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m)))
+	/* Held by us, and glibc keeps the hold: nothing to check or write. */
+	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m) &&
+		   odebug_mutex_mine(m)))
 		return next(m);
 	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);
 }
+ODEBUG_INTERPOSER(PT, int, mutex_unlock, (pthread_mutex_t *), (pthread_mutex_t *m), (m))
 INTERPOSE_BASE(int, pthread_mutex_unlock, (pthread_mutex_t *m), (m), mutex_unlock);

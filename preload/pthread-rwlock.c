@@ -10,7 +10,7 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define PT ODEBUG_BUILTIN_PTHREAD
 #define D (&odebug_rwlock_descr)
 
 ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
@@ -24,45 +24,45 @@ ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
 	errno = saved;
 }
 
-ODEBUG_INLINE int rwlock_init(int (*next)(pthread_rwlock_t *, const pthread_rwlockattr_t *),
-			      pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
+/*
+ * Each interposer's work is its _body (ODEBUG_INTERPOSER in builtin.h:
+ * disabled, the real call; enabled, the body, after the returned-frames
+ * compare).
+ */
+ODEBUG_INLINE int rwlock_init_body(int (*next)(pthread_rwlock_t *, const pthread_rwlockattr_t *),
+				   pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
-	int saved;
+	int saved = errno;
 
-	if (likely(!ON))
-		return next(rw, a);
-	saved = errno;
 	odebug_b_init(rw, D);
 	errno = saved;
 	return next(rw, a);
 }
+ODEBUG_INTERPOSER(PT, int, rwlock_init, (pthread_rwlock_t *, const pthread_rwlockattr_t *),
+		  (pthread_rwlock_t *rw, const pthread_rwlockattr_t *a), (rw, a))
 INTERPOSE_BASE_234(int, pthread_rwlock_init,
 		   (pthread_rwlock_t *rw, const pthread_rwlockattr_t *a), (rw, a), rwlock_init);
 
-ODEBUG_INLINE int rwlock_destroy(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+ODEBUG_INLINE int rwlock_destroy_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
 {
-	int saved;
+	int saved = errno;
 
-	if (likely(!ON))
-		return next(rw);
-	saved = errno;
 	odebug_b_destroy(rw, D);
 	errno = saved;
 	return next(rw);
 }
+ODEBUG_INTERPOSER(PT, int, rwlock_destroy, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rwlock_destroy);
 
 #define LOCK_FN(fn, op)								\
-	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw) \
+	ODEBUG_INLINE int fn##_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw) \
 	{									\
-		int r;								\
+		int r = next(rw);						\
 										\
-		if (likely(!ON))						\
-			return next(rw);					\
-		r = next(rw);							\
 		locked(rw, r, op);						\
 		return r;							\
-	}
+	}									\
+	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 LOCK_FN(rdlock, BOP_RDLOCK)
 LOCK_FN(wrlock, BOP_LOCK)
 INTERPOSE_BASE_234(int, pthread_rwlock_rdlock, (pthread_rwlock_t *rw), (rw), rdlock);
@@ -71,17 +71,16 @@ INTERPOSE_BASE_234(int, pthread_rwlock_wrlock, (pthread_rwlock_t *rw), (rw), wrl
 INTERPOSE_BASE_234(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *rw), (rw), wrlock);
 
 #define TIMED_FN(fn, op)							\
-	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *, const struct timespec *), \
-			     pthread_rwlock_t *rw, const struct timespec *t)	\
+	ODEBUG_INLINE int fn##_body(int (*next)(pthread_rwlock_t *, const struct timespec *), \
+				    pthread_rwlock_t *rw, const struct timespec *t) \
 	{									\
-		int r;								\
+		int r = next(rw, t);						\
 										\
-		if (likely(!ON))						\
-			return next(rw, t);					\
-		r = next(rw, t);						\
 		locked(rw, r, op);						\
 		return r;							\
-	}
+	}									\
+	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *, const struct timespec *), \
+			  (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
 TIMED_FN(timedrdlock, BOP_RDLOCK)
 TIMED_FN(timedwrlock, BOP_LOCK)
 INTERPOSE_BASE_234(int, pthread_rwlock_timedrdlock,
@@ -90,17 +89,18 @@ INTERPOSE_BASE_234(int, pthread_rwlock_timedwrlock,
 		   (pthread_rwlock_t *rw, const struct timespec *t), (rw, t), timedwrlock);
 
 #define CLOCK_FN(fn, op)							\
-	ODEBUG_INLINE int fn(int (*next)(pthread_rwlock_t *, clockid_t, const struct timespec *), \
-			     pthread_rwlock_t *rw, clockid_t c, const struct timespec *t) \
+	ODEBUG_INLINE int fn##_body(int (*next)(pthread_rwlock_t *, clockid_t,	\
+						const struct timespec *),	\
+				    pthread_rwlock_t *rw, clockid_t c,		\
+				    const struct timespec *t)			\
 	{									\
-		int r;								\
+		int r = next(rw, c, t);						\
 										\
-		if (likely(!ON))						\
-			return next(rw, c, t);					\
-		r = next(rw, c, t);						\
 		locked(rw, r, op);						\
 		return r;							\
-	}
+	}									\
+	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *, clockid_t, const struct timespec *), \
+			  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t))
 CLOCK_FN(clockrdlock, BOP_RDLOCK)
 CLOCK_FN(clockwrlock, BOP_LOCK)
 INTERPOSE_230_234(int, pthread_rwlock_clockrdlock,
@@ -110,15 +110,13 @@ INTERPOSE_230_234(int, pthread_rwlock_clockwrlock,
 		  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t),
 		  clockwrlock);
 
-ODEBUG_INLINE int rwlock_unlock(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
 {
-	int saved;
+	int saved = errno;
 
-	if (likely(!ON))
-		return next(rw);
-	saved = errno;
 	odebug_b_rwlock_unlock(rw);
 	errno = saved;
 	return next(rw);
 }
+ODEBUG_INTERPOSER(PT, int, rwlock_unlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_unlock, (pthread_rwlock_t *rw), (rw), rwlock_unlock);

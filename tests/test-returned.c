@@ -7,6 +7,7 @@
  * coroutine's stack.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -327,6 +328,89 @@ static void free_path_finds_it(void **state)
 	debug_object_free(held, &keep);
 	free(held);
 }
+
+/*
+ * The interposed calls look too, from the very frame that called the
+ * function that returned: their own frames lie where the dead frame was,
+ * so only the caller's stack pointer, taken at the interposer's entry,
+ * can see it.  free() with nothing tracked near the block included.
+ */
+static pthread_mutex_t cached = PTHREAD_MUTEX_INITIALIZER;
+
+static void expect_one_returned(char *out, const char *type)
+{
+	if (count_lines_with(out, "in a frame that has returned") != 1 ||
+	    !strstr(out, type) || strstr(out, "ODEBUG: owner:"))
+		fail_msg("want one returned-frame report of %s, no owner line:\n%s", type, out);
+	free(out);
+}
+
+static void free_from_the_same_frame_finds_it(void **state)
+{
+	char *volatile block;
+
+	(void)state;
+	reset();
+	capture_start();
+	leave_active();
+	block = malloc(16);	/* no tracker near it */
+	free(block);
+	expect_one_returned(capture_stop(), "frame_obj");
+	assert_int_equal(stats_delta().warnings, 1);
+}
+
+static void lock_from_the_same_frame_finds_it(void **state)
+{
+	(void)state;
+	pthread_mutex_lock(&cached);	/* known: its lock and unlock are cache hits */
+	pthread_mutex_unlock(&cached);
+	reset();
+	capture_start();
+	leave_active();
+	pthread_mutex_lock(&cached);
+	pthread_mutex_unlock(&cached);
+	expect_one_returned(capture_stop(), "frame_obj");
+	assert_int_equal(stats_delta().warnings, 1);
+}
+
+static void init_from_the_same_frame_finds_it(void **state)
+{
+	pthread_mutex_t fresh;
+
+	(void)state;
+	reset();
+	capture_start();
+	leave_active();
+	pthread_mutex_init(&fresh, NULL);
+	pthread_mutex_destroy(&fresh);
+	expect_one_returned(capture_stop(), "frame_obj");
+	assert_int_equal(stats_delta().warnings, 1);
+}
+
+/* A mutex left held on the stack: its hold is in the tracker (tracked mode). */
+static NOINLINE void leave_mutex_held(void)
+{
+	pthread_mutex_t m;
+
+	pthread_mutex_init(&m, NULL);
+	pthread_mutex_lock(&m);
+	left_at = (uintptr_t)&m;
+	__asm__ volatile("" : : "r"(&m) : "memory");
+}
+
+/* Reported from the tracker alone: no owner read from the dead frame. */
+static void returned_held_mutex_has_no_owner_line(void **state)
+{
+	(void)state;
+	reset();
+	capture_start();
+	leave_mutex_held();
+	pthread_mutex_lock(&cached);
+	pthread_mutex_unlock(&cached);
+	expect_one_returned(capture_stop(), "object type: pthread_mutex");
+	assert_int_equal(stats_delta().warnings, 1);
+	assert_int_equal(debug_object_get_state((void *)left_at), ODEBUG_STATE_NOTAVAILABLE);
+}
 #endif
 
 /* origins=1: the report names where the object was initialised. */
@@ -334,7 +418,12 @@ static void child(const char *name)
 {
 	char here[8];
 
-	(void)name;
+#ifdef ODEBUG_TEST_INTERPOSE
+	if (!strcmp(name, "exit")) {
+		leave_mutex_held();	/* and nothing else: the process ends */
+		return;
+	}
+#endif
 	leave_active();
 	debug_object_init_on_stack(here, &bare_descr);
 	debug_object_free(here, &bare_descr);
@@ -355,6 +444,27 @@ static void origins_name_the_returned_function(void **state)
 	free(out);
 }
 
+#ifdef ODEBUG_TEST_INTERPOSE
+/*
+ * report_active_at_exit=1: a held mutex whose frame returned is still
+ * held (its hold is in the tracker, not in the dead frame's words), with
+ * no owner read from those words.
+ */
+static void exit_reports_a_returned_held_mutex(void **state)
+{
+	int status;
+	char *out = run_child(argv0, "exit", &status, "ODEBUG=1",
+			      "ODEBUG_OPTIONS=report_active_at_exit=1", (char *)NULL);
+
+	(void)state;
+	assert_int_equal(status, 0);
+	if (count_lines_with(out, "ODEBUG: exit active (active state 0)") != 1 ||
+	    !strstr(out, "object type: pthread_mutex") || strstr(out, "ODEBUG: owner:"))
+		fail_msg("want one exit report of the mutex, no owner line:\n%s", out);
+	free(out);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +478,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(longjmp_over_an_active_object_is_reported),
 #ifdef ODEBUG_TEST_INTERPOSE
 		cmocka_unit_test(free_path_finds_it),
+		cmocka_unit_test(free_from_the_same_frame_finds_it),
+		cmocka_unit_test(lock_from_the_same_frame_finds_it),
+		cmocka_unit_test(init_from_the_same_frame_finds_it),
+		cmocka_unit_test(returned_held_mutex_has_no_owner_line),
+		cmocka_unit_test(exit_reports_a_returned_held_mutex),
 #endif
 		cmocka_unit_test(origins_name_the_returned_function),
 	};
