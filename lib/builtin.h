@@ -149,5 +149,6 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 int odebug_builtin_owner(const struct odebug_snapshot *o);
 
 void odebug_builtin_init(void);
+bool odebug_builtin_full(void);	/* over the built-in trackers' bound (held.c too) */
 
 #endif /* ODEBUG_BUILTIN_H */

@@ -223,6 +223,11 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 
 static void put_owner(struct odebug_buf *b, const struct report *r)
 {
+	if (r->holder) {
+		odebug_puts(b, "ODEBUG: holder: ");
+		odebug_puts(b, r->holder);
+		odebug_putc(b, '\n');
+	}
 	if (r->owner) {
 		odebug_puts(b, "ODEBUG: owner: thread ");
 		odebug_put_dec(b, (unsigned long)r->owner);
@@ -402,6 +407,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	struct report r = { .o = o, .op = op, .frames = frames, .init = init_frames,
 			    .act = act_frames, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
+	char holder[160];
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group;
 
@@ -436,6 +442,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
+	if (odebug_held_describe(o, holder, sizeof(holder)))
+		r.holder = holder;
 	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
 	    o->descr->debug_hint &&
 	    odebug_load(&printed) < odebug_opt.max_reports)
