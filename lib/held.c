@@ -303,7 +303,7 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 {
 	uintptr_t old = 0, addr = 0;
 	struct hold *h;
-	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data);
+	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data);	/* not a DEL or MOD to a non-pointer */
 
 	if (!take && !odebug_held_fd_marked(fd))
 		return;		/* nothing held before, nothing now */

@@ -36,12 +36,16 @@ ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd
 		return next(epfd, op, fd, ev);
 	r = next(epfd, op, fd, ev);
 	/* A DEL the kernel refused: nothing registered is held either. */
-	if (r == 0 || op == EPOLL_CTL_DEL) {
-		saved = errno;
-		odebug_held_epoll_ctl(epfd, op, fd, ev && op != EPOLL_CTL_DEL ? ev->events : 0,
-				      ev && op != EPOLL_CTL_DEL ? ev->data.u64 : 0);
-		errno = saved;
+	if (r != 0 && op != EPOLL_CTL_DEL)
+		return r;
+	if (op == EPOLL_CTL_DEL || !ev || !odebug_held_pointer(ev->data.u64)) {
+		if (likely(!odebug_held_fd_marked(fd)))
+			return r;	/* nothing held before, nothing now: a load */
+		ev = NULL;
 	}
+	saved = errno;
+	odebug_held_epoll_ctl(epfd, op, fd, ev ? ev->events : 0, ev ? ev->data.u64 : 0);
+	errno = saved;
 	return r;
 }
 INTERPOSE(int, epoll_ctl, only, ODEBUG_V_EPOLL, "@@" ODEBUG_V_EPOLL,

@@ -11,7 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 
-#include "held.h"
+#include "held-test.h"
 
 struct conn {
 	int fd;

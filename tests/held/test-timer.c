@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "held.h"
+#include "held-test.h"
 
 /* glibc's first ABI (timer_t an int index): programs linked before 2.3.3. */
 int timer_create_225(clockid_t c, struct sigevent *evp, int *id);

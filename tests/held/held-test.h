@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * held.h - shared by the held-memory suites: the report assertions of the
+ * held-test.h - shared by the held-memory suites: the report assertions of the
  * built-in types (pt.h) and the culprit's frame.
  */
 #ifndef ODEBUG_TEST_HELD_H
