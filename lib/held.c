@@ -95,6 +95,23 @@ static bool mapped(void)
 	return true;
 }
 
+/*
+ * The records' lock, with the re-entry guard set while it is held: a
+ * signal handler's close() or timer_settime() on this thread then goes
+ * straight to glibc instead of spinning on a lock its own thread holds.
+ */
+static void hold_lock(void)
+{
+	odebug_guard_enter();
+	odebug_spin_lock(&lock);
+}
+
+static void hold_unlock(void)
+{
+	odebug_spin_unlock(&lock);
+	odebug_guard_exit();
+}
+
 static uint32_t hash64(uint64_t v)
 {
 	return (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> (64 - HASH_BITS));
@@ -279,13 +296,13 @@ static void settle(uintptr_t addr, int family)
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		odebug_spin_lock(&lock);
+		hold_lock();
 		want = count_armed(family, addr) > 0;
-		odebug_spin_unlock(&lock);
+		hold_unlock();
 		apply(addr, family, want);
-		odebug_spin_lock(&lock);
+		hold_lock();
 		now = count_armed(family, addr) > 0;
-		odebug_spin_unlock(&lock);
+		hold_unlock();
 		if (now == want)
 			return;
 	}
@@ -309,7 +326,7 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 		return;		/* nothing held before, nothing now */
 	if (!mapped())
 		return;
-	odebug_spin_lock(&lock);
+	hold_lock();
 	h = find_key(ODEBUG_HELD_EPOLL, (uint64_t)fd, epfd);
 	if (h && (!take || h->addr != data))
 		old = drop(h), h = NULL;
@@ -326,7 +343,7 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 			mark_set(epfd);
 		}
 	}
-	odebug_spin_unlock(&lock);
+	hold_unlock();
 	if (old)
 		settle(old, ODEBUG_HELD_EPOLL);
 	if (addr)
@@ -349,7 +366,7 @@ void odebug_held_epoll_delivered(int epfd, const void *events, int n)
 
 		if (!odebug_held_pointer(addr))
 			continue;
-		odebug_spin_lock(&lock);
+		hold_lock();
 		for (j = *ahead(addr); j; j = H->h[j - 1].anext) {
 			struct hold *h = &H->h[j - 1];
 
@@ -361,7 +378,7 @@ void odebug_held_epoll_delivered(int epfd, const void *events, int n)
 				break;
 			}
 		}
-		odebug_spin_unlock(&lock);
+		hold_unlock();
 		if (hit)
 			settle(hit, ODEBUG_HELD_EPOLL);
 	}
@@ -385,7 +402,7 @@ void odebug_held_close(int fd)
 		return;
 	do {
 		n = 0;
-		odebug_spin_lock(&lock);
+		hold_lock();
 		unmark_fd(fd);
 		set = is_set(fd);
 		for (j = *khead(ODEBUG_HELD_EPOLL, (uint64_t)fd); j && n < 32; ) {
@@ -404,7 +421,7 @@ void odebug_held_close(int fd)
 		}
 		if (n < 32)
 			unmark_set(fd);
-		odebug_spin_unlock(&lock);
+		hold_unlock();
 		for (i = 0; i < n; i++)
 			settle(addrs[i], ODEBUG_HELD_EPOLL);
 	} while (n == 32);
@@ -420,14 +437,14 @@ void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t f
 
 	if (!mapped())
 		return;
-	odebug_spin_lock(&lock);
+	hold_lock();
 	h = find_key(ODEBUG_HELD_TIMER, id, ver);
 	if (h)		/* a deleted timer's id we missed: it is another timer now */
 		old = drop(h);
 	h = add(ODEBUG_HELD_TIMER, id, ver, value);
 	if (h)
 		h->fn = fn;
-	odebug_spin_unlock(&lock);
+	hold_unlock();
 	if (old)
 		settle(old, ODEBUG_HELD_TIMER);
 }
@@ -440,7 +457,7 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 
 	if (!odebug_load(&H))
 		return;
-	odebug_spin_lock(&lock);
+	hold_lock();
 	h = find_key(ODEBUG_HELD_TIMER, id, ver);
 	if (h && !!(h->flags & HOLD_ARMED) != armed) {
 		if (armed)
@@ -449,7 +466,7 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 			disarm(h);
 		addr = h->addr;
 	}
-	odebug_spin_unlock(&lock);
+	hold_unlock();
 	if (addr)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
@@ -461,11 +478,11 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 
 	if (!odebug_load(&H))
 		return;
-	odebug_spin_lock(&lock);
+	hold_lock();
 	h = find_key(ODEBUG_HELD_TIMER, id, ver);
 	if (h)
 		addr = drop(h);
-	odebug_spin_unlock(&lock);
+	hold_unlock();
 	if (addr)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
@@ -482,14 +499,14 @@ static unsigned int snapshot(int family, uintptr_t addr, struct hold *out)
 
 	if (!odebug_load(&H))
 		return 0;
-	odebug_spin_lock(&lock);
+	hold_lock();
 	for (i = *ahead(addr); i && n < BATCH; i = H->h[i - 1].anext) {
 		const struct hold *h = &H->h[i - 1];
 
 		if (h->addr == addr && h->family == family && (h->flags & HOLD_ARMED))
 			out[n++] = *h;
 	}
-	odebug_spin_unlock(&lock);
+	hold_unlock();
 	return n;
 }
 
@@ -593,13 +610,13 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 			live++;
 			continue;
 		}
-		odebug_spin_lock(&lock);
+		hold_lock();
 		h = again(&c[i]);
 		if (h && family == ODEBUG_HELD_EPOLL)
 			drop(h);
 		else if (h)
 			disarm(h);
-		odebug_spin_unlock(&lock);
+		hold_unlock();
 	}
 	return !live;
 }
@@ -629,13 +646,13 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 					NULL);
 			else if (odebug_held_timer_ops)
 				odebug_held_timer_ops->disarm(c[i].key, c[i].owner);
-			odebug_spin_lock(&lock);
+			hold_lock();
 			h = again(&c[i]);
 			if (h && family == ODEBUG_HELD_EPOLL)
 				drop(h);
 			else if (h)
 				disarm(h);
-			odebug_spin_unlock(&lock);
+			hold_unlock();
 		}
 	}
 	odebug_builtin_step(t, descr_of(family), BOP_UNLOCK, 0);

@@ -235,6 +235,51 @@ static void fork_child_is_silent(void **state)
 	});
 }
 
+/*
+ * A signal handler that arms a held timer while its thread is inside our
+ * bookkeeping (timer_settime is async-signal-safe): it must pass through,
+ * not spin on the lock its own thread holds.
+ */
+static timer_t in_handler;
+static volatile long handled;
+
+static void rearm_in_handler(int sig)
+{
+	struct itimerspec v = { .it_value = { 100, 0 } };
+
+	(void)sig;
+	timer_settime(in_handler, 0, &v, NULL);
+	handled++;
+}
+
+static void signal_handler_in_bookkeeping_does_not_hang(void **state)
+{
+	struct conn *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)), *c = malloc(sizeof(*c));
+	struct sigaction sa = { .sa_handler = rearm_in_handler }, old;
+	struct sigevent se = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN + 1,
+			       .sigev_value.sival_ptr = c };
+	struct itimerspec fast = { { 0, 20000 }, { 0, 20000 } };
+	static const struct itimerspec zero;
+	timer_t t = make(SIGEV_SIGNAL, a), tick;
+
+	(void)state;
+	in_handler = make(SIGEV_SIGNAL, b);
+	sigaction(SIGRTMIN + 1, &sa, &old);
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &se, &tick), 0);
+	timer_settime(tick, 0, &fast, NULL);
+	EXPECT_SILENT({
+		for (int i = 0; i < 20000 || handled < 100; i++) {
+			arm_ms(t, 100000);
+			timer_settime(t, 0, &zero, NULL);
+		}
+	});
+	timer_delete(tick);
+	timer_delete(t);
+	timer_delete(in_handler);
+	sigaction(SIGRTMIN + 1, &old, NULL);
+	free(a), free(b), free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -244,6 +289,7 @@ int main(void)
 		cmocka_unit_test(disarmed_deleted_or_expired_first_is_silent),
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(signal_handler_in_bookkeeping_does_not_hang),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
