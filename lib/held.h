@@ -43,9 +43,10 @@ extern unsigned long odebug_held_oneshots;
 extern uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
 
 /*
- * The interposers' test: disabled, one load and one predictable branch;
- * enabled, not from inside libodebug and not after an out-of-memory
- * switch-off (builtin.h's odebug_builtin_active).
+ * Before a hold is taken (the interposers test odebug_held_on first:
+ * disabled, one load and one predictable branch): not from inside
+ * libodebug and not after an out-of-memory switch-off; the first hold
+ * starts libodebug, as builtin.h's odebug_builtin_active does.
  */
 static inline bool odebug_held_active(void)
 {
@@ -59,6 +60,16 @@ static inline bool odebug_held_active(void)
 	if (likely(mode == ODEBUG_MODE_ON))
 		return true;
 	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
+}
+
+/*
+ * The same without starting libodebug: for the calls that only end or
+ * look at holds (close, the waits, timer_settime, timer_delete), which
+ * every program makes; a hold exists only once on.
+ */
+static inline bool odebug_held_live(void)
+{
+	return odebug_load(&odebug_mode) == ODEBUG_MODE_ON && !odebug_guard;
 }
 
 /* Could @v be a pointer into our memory?  (lib/held.c says why this test.) */

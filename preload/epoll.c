@@ -16,7 +16,8 @@
 #include "held.h"
 #include "interpose.h"
 
-#define ON odebug_held_active()
+/* Disabled: one load, one branch, a tail call. */
+#define ON odebug_load(&odebug_held_on)
 
 /* epoll's and close's baseline nodes (x86-64: 2.3.2; elsewhere glibc's first). */
 #ifdef __x86_64__
@@ -38,9 +39,13 @@ ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd
 	/* A DEL the kernel refused: nothing registered is held either. */
 	if (r != 0 && op != EPOLL_CTL_DEL)
 		return r;
-	if (op == EPOLL_CTL_DEL || !ev || !odebug_held_pointer(ev->data.u64)) {
-		if (likely(!odebug_held_fd_marked(fd)))
-			return r;	/* nothing held before, nothing now: a load */
+	if (op != EPOLL_CTL_DEL && ev && odebug_held_pointer(ev->data.u64)) {
+		if (!odebug_held_active())	/* the first hold starts libodebug */
+			return r;
+	} else {
+		/* Nothing held before, nothing now: a load, and nothing started. */
+		if (likely(!odebug_held_fd_marked(fd)) || !odebug_held_live())
+			return r;
 		ev = NULL;
 	}
 	saved = errno;
@@ -71,7 +76,7 @@ ODEBUG_INLINE int wait_(int (*next)(int, struct epoll_event *, int, int), int ep
 	if (likely(!ON))
 		return next(epfd, ev, max, timeout);
 	r = next(epfd, ev, max, timeout);
-	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0)
+	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
 }
@@ -87,7 +92,7 @@ ODEBUG_INLINE int pwait(int (*next)(int, struct epoll_event *, int, int, const s
 	if (likely(!ON))
 		return next(epfd, ev, max, timeout, ss);
 	r = next(epfd, ev, max, timeout, ss);
-	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0)
+	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
 }
@@ -106,7 +111,7 @@ ODEBUG_INLINE int pwait2(int (*next)(int, struct epoll_event *, int, const struc
 	if (likely(!ON))
 		return next(epfd, ev, max, timeout, ss);
 	r = next(epfd, ev, max, timeout, ss);
-	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0)
+	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
 }
@@ -117,7 +122,8 @@ INTERPOSE(int, epoll_pwait2, only, "GLIBC_2.35", "@@GLIBC_2.35",
 
 /*
  * close: the registrations of the descriptor end, and all of a set's when
- * it is one.  A descriptor that never held anything costs a load.  A
+ * it is one.  A descriptor that never held anything costs a load, and no
+ * close starts libodebug (every program closes files).  A
  * close that failed (EBADF: not open) ends them too, since the
  * descriptor is not what was registered any more.
  */
@@ -136,7 +142,7 @@ ODEBUG_INLINE int close_(int (*next)(int), int fd)
 	if (likely(!ON))
 		return next(fd);
 	r = next(fd);
-	if (unlikely(odebug_held_fd_marked(fd)))
+	if (unlikely(odebug_held_fd_marked(fd)) && odebug_held_live())
 		closed(fd);
 	return r;
 }

@@ -23,7 +23,8 @@
 #include "held.h"
 #include "interpose.h"
 
-#define ON odebug_held_active()
+/* Disabled: one load, one branch, a tail call. */
+#define ON odebug_load(&odebug_held_on)
 
 #ifdef __x86_64__
 #define ODEBUG_TIMER_OLD 1	/* the int-id ABI at GLIBC_2.2.5 */
@@ -36,7 +37,8 @@ static void created(uint64_t id, int ver, const struct sigevent *evp)
 
 	if (!evp || (evp->sigev_notify != SIGEV_SIGNAL && evp->sigev_notify != SIGEV_THREAD &&
 		     evp->sigev_notify != SIGEV_THREAD_ID) ||
-	    !odebug_held_pointer((uintptr_t)evp->sigev_value.sival_ptr))
+	    !odebug_held_pointer((uintptr_t)evp->sigev_value.sival_ptr) ||
+	    !odebug_held_active())	/* the first hold starts libodebug */
 		return;
 	saved = errno;
 	odebug_held_timer_create(id, ver, (uintptr_t)evp->sigev_value.sival_ptr,
@@ -45,18 +47,25 @@ static void created(uint64_t id, int ver, const struct sigevent *evp)
 	errno = saved;
 }
 
+/* Only once on: a timer made before holds nothing of ours. */
 static void set(uint64_t id, int ver, const struct itimerspec *v)
 {
-	int saved = errno;
+	int saved;
 
+	if (!odebug_held_live())
+		return;
+	saved = errno;
 	odebug_held_timer_set(id, ver, v->it_value.tv_sec || v->it_value.tv_nsec);
 	errno = saved;
 }
 
 static void deleted(uint64_t id, int ver)
 {
-	int saved = errno;
+	int saved;
 
+	if (!odebug_held_live())
+		return;
+	saved = errno;
 	odebug_held_timer_delete(id, ver);
 	errno = saved;
 }
