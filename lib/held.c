@@ -510,29 +510,62 @@ static unsigned int snapshot(int family, uintptr_t addr, struct hold *out)
 	return n;
 }
 
+/* A decimal or hex number at @p (after spaces); *@end past it. */
+static unsigned long number(const char *p, int base, const char **end)
+{
+	unsigned long v = 0;
+	int c;
+
+	while (*p == ' ')
+		p++;
+	for (;; p++) {
+		c = *p;
+		if (c >= '0' && c <= '9')
+			c -= '0';
+		else if (base == 16 && c >= 'a' && c <= 'f')
+			c -= 'a' - 10;
+		else
+			break;
+		v = v * (unsigned long)base + (unsigned long)c;
+	}
+	*end = p;
+	return v;
+}
+
+/* One fdinfo line: "tfd: <fd> events: <hex> data: <hex> ...", for @fd and @addr? */
+static bool line_matches(const char *line, int fd, uintptr_t addr)
+{
+	const char *p, *dp;
+
+	if (strncmp(line, "tfd:", 4) || number(line + 4, 10, &p) != (unsigned long)fd)
+		return false;
+	dp = strstr(p, " data:");
+	return dp && number(dp + 6, 16, &p) == addr;
+}
+
 /*
  * Is @fd registered in epoll set @epfd with data @addr?  The set's
- * /proc/self/fdinfo lists each registration as "tfd: <fd> events: <hex>
- * data: <hex> ...".  Raw system calls, a small stack buffer, lines read
- * across buffer refills.  Unreadable (no /proc): the record is believed.
+ * /proc/self/fdinfo lists each registration on a line of its own.  Raw
+ * system calls and a small stack buffer, lines joined across refills.
+ * Unreadable (no /proc): the record is believed.
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
 	char path[40] = "/proc/self/fdinfo/", line[160], buf[1024];
 	struct odebug_buf b;
 	size_t ll = 0;
-	ssize_t r;
-	int f;
+	ssize_t r, i;
 	bool found = false;
+	int f;
 
-	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 18);
+	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 19);
 	odebug_put_dec(&b, (unsigned long)epfd);
 	path[18 + b.len] = '\0';
 	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return true;
 	while (!found && (r = syscall(SYS_read, f, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < r && !found; i++) {
+		for (i = 0; i < r && !found; i++) {
 			if (buf[i] != '\n') {
 				if (ll < sizeof(line) - 1)
 					line[ll++] = buf[i];
@@ -540,28 +573,7 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 			}
 			line[ll] = '\0';
 			ll = 0;
-			if (strncmp(line, "tfd:", 4))
-				continue;
-			const char *p = line + 4, *dp = strstr(line, " data: ");
-			unsigned long tfd = 0, data = 0;
-
-			while (*p == ' ')
-				p++;
-			while (*p >= '0' && *p <= '9')
-				tfd = tfd * 10 + (unsigned long)(*p++ - '0');
-			if (!dp || tfd != (unsigned long)fd)
-				continue;
-			for (dp += 7; *dp == ' '; dp++)
-				;
-			for (; *dp; dp++) {
-				int c = *dp;
-
-				if (c >= '0' && c <= '9') c -= '0';
-				else if (c >= 'a' && c <= 'f') c -= 'a' - 10;
-				else break;
-				data = data << 4 | (unsigned long)c;
-			}
-			found = data == addr;
+			found = line_matches(line, fd, addr);
 		}
 	}
 	syscall(SYS_close, f);
