@@ -16,7 +16,7 @@
 #include "held.h"
 #include "interpose.h"
 
-/* Disabled: one load, one branch, a tail call. */
+/* Disabled: one load, one branch, a tail call (the enabled path is out of line). */
 #define ON odebug_load(&odebug_held_on)
 
 /* epoll's and close's baseline nodes (x86-64: 2.3.2; elsewhere glibc's first). */
@@ -28,13 +28,12 @@
 #define ODEBUG_V_EPOLL_PWAIT ODEBUG_V_BASE
 #endif
 
-ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
+static __attribute__((noinline)) int
+ctl_on(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
 		      int fd, struct epoll_event *ev)
 {
 	int r, saved;
 
-	if (likely(!ON))
-		return next(epfd, op, fd, ev);
 	r = next(epfd, op, fd, ev);
 	/* A DEL the kernel refused: nothing registered is held either. */
 	if (r != 0 && op != EPOLL_CTL_DEL)
@@ -53,6 +52,14 @@ ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd
 	errno = saved;
 	return r;
 }
+
+ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
+		      int fd, struct epoll_event *ev)
+{
+	if (likely(!ON))
+		return next(epfd, op, fd, ev);
+	return ctl_on(next, epfd, op, fd, ev);
+}
 INTERPOSE(int, epoll_ctl, only, ODEBUG_V_EPOLL, "@@" ODEBUG_V_EPOLL,
 	  (int epfd, int op, int fd, struct epoll_event *ev), (epfd, op, fd, ev), ctl);
 
@@ -68,52 +75,75 @@ static __attribute__((noinline)) void delivered(int epfd, const struct epoll_eve
 	errno = saved;
 }
 
-ODEBUG_INLINE int wait_(int (*next)(int, struct epoll_event *, int, int), int epfd,
+static __attribute__((noinline)) int
+wait__on(int (*next)(int, struct epoll_event *, int, int), int epfd,
 			struct epoll_event *ev, int max, int timeout)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(epfd, ev, max, timeout);
 	r = next(epfd, ev, max, timeout);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
 }
+
+ODEBUG_INLINE int wait_(int (*next)(int, struct epoll_event *, int, int), int epfd,
+			struct epoll_event *ev, int max, int timeout)
+{
+	if (likely(!ON))
+		return next(epfd, ev, max, timeout);
+	return wait__on(next, epfd, ev, max, timeout);
+}
 INTERPOSE(int, epoll_wait, only, ODEBUG_V_EPOLL, "@@" ODEBUG_V_EPOLL,
 	  (int epfd, struct epoll_event *ev, int max, int timeout), (epfd, ev, max, timeout),
 	  wait_);
 
-ODEBUG_INLINE int pwait(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
+static __attribute__((noinline)) int
+pwait_on(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 			int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(epfd, ev, max, timeout, ss);
 	r = next(epfd, ev, max, timeout, ss);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
+}
+
+ODEBUG_INLINE int pwait(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
+			int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss)
+{
+	if (likely(!ON))
+		return next(epfd, ev, max, timeout, ss);
+	return pwait_on(next, epfd, ev, max, timeout, ss);
 }
 INTERPOSE(int, epoll_pwait, only, ODEBUG_V_EPOLL_PWAIT, "@@" ODEBUG_V_EPOLL_PWAIT,
 	  (int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss),
 	  (epfd, ev, max, timeout, ss), pwait);
 
 #ifdef ODEBUG_HAVE_EPOLL_PWAIT2
-ODEBUG_INLINE int pwait2(int (*next)(int, struct epoll_event *, int, const struct timespec *,
+static __attribute__((noinline)) int
+pwait2_on(int (*next)(int, struct epoll_event *, int, const struct timespec *,
 				     const sigset_t *),
 			 int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
 			 const sigset_t *ss)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(epfd, ev, max, timeout, ss);
 	r = next(epfd, ev, max, timeout, ss);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
 	return r;
+}
+
+ODEBUG_INLINE int pwait2(int (*next)(int, struct epoll_event *, int, const struct timespec *,
+				     const sigset_t *),
+			 int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
+			 const sigset_t *ss)
+{
+	if (likely(!ON))
+		return next(epfd, ev, max, timeout, ss);
+	return pwait2_on(next, epfd, ev, max, timeout, ss);
 }
 INTERPOSE(int, epoll_pwait2, only, "GLIBC_2.35", "@@GLIBC_2.35",
 	  (int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
@@ -135,15 +165,21 @@ static __attribute__((noinline)) void closed(int fd)
 	errno = saved;
 }
 
-ODEBUG_INLINE int close_(int (*next)(int), int fd)
+static __attribute__((noinline)) int
+close__on(int (*next)(int), int fd)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(fd);
 	r = next(fd);
 	if (unlikely(odebug_held_fd_marked(fd)) && odebug_held_live())
 		closed(fd);
 	return r;
+}
+
+ODEBUG_INLINE int close_(int (*next)(int), int fd)
+{
+	if (likely(!ON))
+		return next(fd);
+	return close__on(next, fd);
 }
 INTERPOSE(int, close, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, (int fd), (fd), close_);

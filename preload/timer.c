@@ -23,7 +23,7 @@
 #include "held.h"
 #include "interpose.h"
 
-/* Disabled: one load, one branch, a tail call. */
+/* Disabled: one load, one branch, a tail call (the enabled path is out of line). */
 #define ON odebug_load(&odebug_held_on)
 
 #ifdef __x86_64__
@@ -72,16 +72,36 @@ static void deleted(uint64_t id, int ver)
 
 /* --- timer_t as an id (2.3.3 and 2.34) -------------------------------- */
 
-ODEBUG_INLINE int create(int (*next)(clockid_t, struct sigevent *, timer_t *), clockid_t c,
+static __attribute__((noinline)) int
+create_on(int (*next)(clockid_t, struct sigevent *, timer_t *), clockid_t c,
 			 struct sigevent *evp, timer_t *id)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(c, evp, id);
 	r = next(c, evp, id);
 	if (r == 0)
 		created((uint64_t)(uintptr_t)*id, 1, evp);
+	return r;
+}
+
+ODEBUG_INLINE int create(int (*next)(clockid_t, struct sigevent *, timer_t *), clockid_t c,
+			 struct sigevent *evp, timer_t *id)
+{
+	if (likely(!ON))
+		return next(c, evp, id);
+	return create_on(next, c, evp, id);
+}
+
+static __attribute__((noinline)) int
+settime_on(int (*next)(timer_t, int, const struct itimerspec *,
+				      struct itimerspec *),
+			  timer_t id, int flags, const struct itimerspec *v, struct itimerspec *old)
+{
+	int r;
+
+	r = next(id, flags, v, old);
+	if (r == 0)
+		set((uint64_t)(uintptr_t)id, 1, v);
 	return r;
 }
 
@@ -89,26 +109,27 @@ ODEBUG_INLINE int settime(int (*next)(timer_t, int, const struct itimerspec *,
 				      struct itimerspec *),
 			  timer_t id, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-	int r;
-
 	if (likely(!ON))
 		return next(id, flags, v, old);
-	r = next(id, flags, v, old);
+	return settime_on(next, id, flags, v, old);
+}
+
+static __attribute__((noinline)) int
+delete__on(int (*next)(timer_t), timer_t id)
+{
+	int r;
+
+	r = next(id);
 	if (r == 0)
-		set((uint64_t)(uintptr_t)id, 1, v);
+		deleted((uint64_t)(uintptr_t)id, 1);
 	return r;
 }
 
 ODEBUG_INLINE int delete_(int (*next)(timer_t), timer_t id)
 {
-	int r;
-
 	if (likely(!ON))
 		return next(id);
-	r = next(id);
-	if (r == 0)
-		deleted((uint64_t)(uintptr_t)id, 1);
-	return r;
+	return delete__on(next, id);
 }
 
 #define INTERPOSE_TIMER(ret, name, params, args, impl)				\
@@ -134,16 +155,36 @@ INTERPOSE_BASE_234(int, timer_delete, (timer_t id), (id), delete_);
 /* --- timer_t as an int (2.2.5 on x86-64) ------------------------------ */
 
 #ifdef ODEBUG_TIMER_OLD
-ODEBUG_INLINE int create_old(int (*next)(clockid_t, struct sigevent *, int *), clockid_t c,
+static __attribute__((noinline)) int
+create_old_on(int (*next)(clockid_t, struct sigevent *, int *), clockid_t c,
 			     struct sigevent *evp, int *id)
 {
 	int r;
 
-	if (likely(!ON))
-		return next(c, evp, id);
 	r = next(c, evp, id);
 	if (r == 0)
 		created((uint64_t)(unsigned int)*id, 0, evp);
+	return r;
+}
+
+ODEBUG_INLINE int create_old(int (*next)(clockid_t, struct sigevent *, int *), clockid_t c,
+			     struct sigevent *evp, int *id)
+{
+	if (likely(!ON))
+		return next(c, evp, id);
+	return create_old_on(next, c, evp, id);
+}
+
+static __attribute__((noinline)) int
+settime_old_on(int (*next)(int, int, const struct itimerspec *,
+					  struct itimerspec *),
+			      int id, int flags, const struct itimerspec *v, struct itimerspec *old)
+{
+	int r;
+
+	r = next(id, flags, v, old);
+	if (r == 0)
+		set((uint64_t)(unsigned int)id, 0, v);
 	return r;
 }
 
@@ -151,26 +192,27 @@ ODEBUG_INLINE int settime_old(int (*next)(int, int, const struct itimerspec *,
 					  struct itimerspec *),
 			      int id, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-	int r;
-
 	if (likely(!ON))
 		return next(id, flags, v, old);
-	r = next(id, flags, v, old);
+	return settime_old_on(next, id, flags, v, old);
+}
+
+static __attribute__((noinline)) int
+delete_old_on(int (*next)(int), int id)
+{
+	int r;
+
+	r = next(id);
 	if (r == 0)
-		set((uint64_t)(unsigned int)id, 0, v);
+		deleted((uint64_t)(unsigned int)id, 0);
 	return r;
 }
 
 ODEBUG_INLINE int delete_old(int (*next)(int), int id)
 {
-	int r;
-
 	if (likely(!ON))
 		return next(id);
-	r = next(id);
-	if (r == 0)
-		deleted((uint64_t)(unsigned int)id, 0);
-	return r;
+	return delete_old_on(next, id);
 }
 
 INTERPOSE(int, timer_create, base, ODEBUG_V_BASE, "@" ODEBUG_V_BASE,
