@@ -7,7 +7,7 @@
  *
  * A record says: this epoll set has this descriptor registered with this
  * data value, or this timer was created with this sival_ptr (and is armed
- * or not).  Records live in one mapping made at start, chained twice: by
+ * or not).  Records live in one mapping made at the first hold, chained twice: by
  * key (the registered descriptor, the timer id) and by held address.
  * One spinlock guards them; nothing else is called under it.  The tracker
  * of an address is ACTIVE while a record of the family holds it (an armed
@@ -16,12 +16,12 @@
  * types' steps, which never report.
  *
  * What is a pointer: an 8-aligned value from 64 KiB up, below the top of
- * user space.  No system call asks whether it is mapped (epoll_ctl would
- * cost twice as much): a value that is no pointer (a u64 cookie) gets a
+ * user space.  No system call asks whether it is mapped (that would cost
+ * more than all the bookkeeping): a value that is no pointer (a u64 cookie) gets a
  * tracker no free ever covers.  data.fd leaves the upper half of data
  * as it was; fd values not a multiple of 8, or with a zero upper half,
  * fail the test.  A value that passes and is freed is checked against the
- * kernel before a report (still_held()): the report needs the
+ * kernel before a report (odebug_held_released()): the report needs the
  * registration to be in /proc/self/fdinfo of its epoll set with that very
  * value, or the timer to be armed as timer_gettime says.
  */
@@ -117,7 +117,11 @@ static uint32_t hash64(uint64_t v)
 	return (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> (64 - HASH_BITS));
 }
 
-static uint32_t *khead(int family, uint64_t key) { return &H->khead[hash64(key * 4 + (uint64_t)family)]; }
+static uint32_t *khead(int family, uint64_t key)
+{
+	return &H->khead[hash64(key * 4 + (uint64_t)family)];
+}
+
 static uint32_t *ahead(uintptr_t addr) { return &H->ahead[hash64(addr)]; }
 
 static void mark_fd(int fd)
@@ -134,7 +138,7 @@ static void unmark_fd(int fd)
 				   __ATOMIC_RELAXED);
 }
 
-/* Epoll sets with a registration recorded (below ODEBUG_HELD_FDS; above, every close looks).  Locked. */
+/* Epoll sets with a registration recorded (below ODEBUG_HELD_FDS; above, every close looks). */
 static uint64_t setbits[ODEBUG_HELD_FDS / 64];
 
 static bool is_set(int fd)
@@ -320,7 +324,7 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 {
 	uintptr_t old = 0, addr = 0;
 	struct hold *h;
-	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data);	/* not a DEL or MOD to a non-pointer */
+	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data);
 
 	if (!take && !odebug_held_fd_marked(fd))
 		return;		/* nothing held before, nothing now */
