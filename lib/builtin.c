@@ -71,9 +71,15 @@ static bool over_limit(void)
 		return false;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
 		odebug_message("built-in objects use half of pool_max trackers: "
-			       "new mutexes, locks and semaphores are not tracked from now on",
+			       "new mutexes, locks, semaphores and holds are not tracked from now on",
 			       (char *)NULL);
 	return true;
+}
+
+/* The bound, for lib/held.c's trackers too. */
+bool odebug_builtin_full(void)
+{
+	return over_limit();
 }
 
 /* --- glibc's structures (x86-64 and the other LP64 layouts, 2.34+) --- */
@@ -1096,6 +1102,7 @@ void odebug_builtin_init(void)
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
 
 	builtin_limit = odebug_opt.pool_max / 2;
+	odebug_held_init();
 	if (!on)
 		return;
 	pthread_atfork(NULL, NULL, fork_child);

@@ -92,6 +92,11 @@ repeat:
 		odebug_trackers_put(dropped);
 		checked += cnt;
 		odebug_descr_resolve(&o);	/* its module may be gone */
+		if (odebug_held_released(&o)) {	/* the kernel let go (held.c) */
+			if (!rc->dead)
+				drop_tracker(b, o.addr);
+			goto repeat;
+		}
 		odebug_report(&o, "free");
 		if (rc->dead)
 			goto repeat;

@@ -273,6 +273,7 @@ struct odebug_options {
 	unsigned long check_free;
 	unsigned long check_pthread;
 	unsigned long check_sem;
+	unsigned long check_held;
 	unsigned long origins;
 	char log_path[ODEBUG_OPT_STRLEN];
 	char log_format[ODEBUG_OPT_STRLEN];
@@ -296,6 +297,11 @@ const char *odebug_quote(char *dst, const char *s, size_t len);
 #define ODEBUG_QUOTE_PATH_KEEP	(ODEBUG_OPT_STRLEN + 24)
 #define ODEBUG_QUOTE_PATH_LEN	(ODEBUG_QUOTE_PATH_KEEP * 4 + 4)
 const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len);
+
+/* "held.c": memory the kernel and libc hold (held.h) */
+void odebug_held_init(void);
+bool odebug_held_released(const struct odebug_snapshot *o);
+bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap);
 
 /* "prim.c": the only file that talks to the kernel directly */
 void *odebug_map(size_t size);

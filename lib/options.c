@@ -63,6 +63,8 @@ static const struct option_desc options[] = {
 	    "check pthread mutexes, rwlocks, spinlocks, condition variables, barriers, C11 mtx/cnd"),
 	NUM(check_sem, 1, 0, 1,
 	    "check POSIX semaphores (sem_init/sem_open and their use)"),
+	NUM(check_held, 1, 0, 1,
+	    "check memory epoll and POSIX timers hold (data.ptr, sival_ptr) when it is freed"),
 	NUM(origins, 0, 0, 1,
 	    "record where each object was last initialised and activated"),
 	STR(log_path, "stderr", NULL,

@@ -178,6 +178,10 @@ void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_put_json_str(b, name);
 	odebug_puts(b, "},\"pid\":");
 	odebug_put_dec(b, (unsigned long)getpid());
+	if (r->holder) {
+		odebug_puts(b, ",\"holder\":");
+		odebug_put_json_str(b, r->holder);
+	}
 	if (r->owner) {
 		odebug_puts(b, ",\"owner\":");
 		odebug_put_dec(b, (unsigned long)r->owner);

@@ -235,6 +235,11 @@ static void put_owner(struct odebug_buf *b, const struct report *r)
 {
 	char name[17];
 
+	if (r->holder) {
+		odebug_puts(b, "ODEBUG: holder: ");
+		odebug_puts(b, r->holder);
+		odebug_putc(b, '\n');
+	}
 	if (r->owner) {
 		odebug_thread_name_of(r->owner, name);
 		odebug_puts(b, "ODEBUG: owner: thread ");
@@ -420,6 +425,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	struct report r = { .o = o, .op = op, .frames = frames, .init = init_frames,
 			    .act = act_frames, .owner = odebug_builtin_owner(o) };
 	bool rules = odebug_suppress_any(), suppressed = false;
+	char holder[160];
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group;
 
@@ -454,6 +460,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
+	if (odebug_held_describe(o, holder, sizeof(holder)))
+		r.holder = holder;
 	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
 	    o->descr->debug_hint &&
 	    odebug_load(&printed) < odebug_opt.max_reports)

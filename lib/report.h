@@ -19,6 +19,7 @@ struct report {
 	const struct odebug_frame *frames, *init, *act;	/* the named stacks */
 	int nframes, ninit, nact;
 	int owner;	/* a held built-in lock's owner thread, as glibc shows it (0: none) */
+	const char *holder;	/* held memory: who holds it (held.c; NULL: none) */
 };
 
 void odebug_put_bounded(struct odebug_buf *b, const char *s, size_t cap);

@@ -50,6 +50,24 @@ out = {}
 ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(sorted(out.items()))'
+# asyncio's event loop is epoll (check_held: every epoll_ctl and close goes
+# through lib/held.c): a TCP echo over the loopback and timers.
+run "python3 asyncio" python3 -c '
+import asyncio
+async def echo(r, w):
+    w.write(await r.read(100)); await w.drain(); w.close()
+async def main():
+    srv = await asyncio.start_server(echo, "127.0.0.1", 0)
+    port = srv.sockets[0].getsockname()[1]
+    got = []
+    for i in range(20):
+        r, w = await asyncio.open_connection("127.0.0.1", port)
+        w.write(b"ping %d" % i); await w.drain()
+        got.append(await r.read(100)); w.close(); await w.wait_closed()
+        await asyncio.sleep(0.001)
+    srv.close(); await srv.wait_closed()
+    print(len(got), got[-1])
+asyncio.run(main())'
 run "xz -T2" sh -c 'xz -T2 -3 -c big.txt | xz -d | md5sum'
 run "sort" sort -n -S 8M big.txt
 run "sort --parallel" sort --parallel=4 -S 64M -n big.txt

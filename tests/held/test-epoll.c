@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The epoll family of held memory (lib/held.c): memory freed while an
+ * epoll set holds it as a registration's data.ptr is "free active" of
+ * type epoll, named at the free, and the fixup deletes the registration
+ * so the freed pointer is never delivered; every correct order is silent.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+
+#include "held-test.h"
+
+struct conn {
+	int fd;
+	char name[44];
+	long bytes;
+};
+
+static int ep, efd;
+
+static int setup(void **state)
+{
+	(void)state;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	efd = eventfd(0, EFD_NONBLOCK);
+	return ep < 0 || efd < 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	close(efd);
+	close(ep);
+	return 0;
+}
+
+static int reg(int set, int op, int fd, uint32_t events, void *ptr)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = ptr };
+
+	return epoll_ctl(set, op, fd, &ev);
+}
+
+/* The culprit: frees a connection that is still registered. */
+static __attribute__((noinline)) void conn_free_registered(struct conn *c)
+{
+	free(c);
+}
+
+/* An event on @fd (eventfd), then the events @set returns at once. */
+static int poke_and_wait(int set, int fd, struct epoll_event *out, int max)
+{
+	uint64_t v;
+
+	eventfd_write(fd, 1);
+	int n = epoll_wait(set, out, max, 0);
+	if (read(fd, &v, sizeof(v)) < 0)
+		v = 0;
+	return n;
+}
+
+/*
+ * Freed while registered: reported at the free, with the holder; after
+ * the fixup the registration is gone, the block is reused intact, and an
+ * event on the descriptor delivers nothing.
+ */
+static void free_while_registered_is_reported_and_deleted(void **state)
+{
+	struct conn *c = malloc(sizeof(*c)), *again;
+	struct epoll_event out[4];
+	char holder[80];
+
+	(void)state;
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c), 0);
+	snprintf(holder, sizeof(holder), "holder: registered on epoll fd %d for fd %d, data.ptr %p",
+		 ep, efd, (void *)c);
+	EXPECT_HELD_REPORT("conn_free_registered", conn_free_registered(c),
+			   "object type: epoll", holder);
+	again = malloc(sizeof(*again));
+	assert_ptr_equal(again, c);	/* glibc's tcache hands the block back */
+	memset(again, 0x5a, sizeof(*again));
+	EXPECT_SILENT(assert_int_equal(poke_and_wait(ep, efd, out, 4), 0));
+	for (size_t i = 0; i < sizeof(*again); i++)
+		assert_int_equal(((unsigned char *)again)[i], 0x5a);
+	/* The registration is gone: ADD works again. */
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, again), 0);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL), 0);
+	EXPECT_SILENT(free(again));
+}
+
+/* A MOD from a descriptor number to a pointer holds it; realloc is a free too. */
+static void mod_to_pointer_then_realloc_is_reported(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = efd };
+
+	(void)state;
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, efd, &ev), 0);
+	assert_int_equal(reg(ep, EPOLL_CTL_MOD, efd, EPOLLIN, c), 0);
+	EXPECT_HELD_REPORT("mod_to_pointer_then_realloc_is_reported",
+			   c = realloc(c, 1 << 20), "object type: epoll");
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL), -1);	/* the fixup's */
+	free(c);
+}
+
+/* One-shot: delivered, then re-armed by MOD: held again. */
+static void oneshot_rearmed_is_held_again(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event out[4];
+
+	(void)state;
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN | EPOLLONESHOT, c), 0);
+	assert_int_equal(poke_and_wait(ep, efd, out, 4), 1);
+	assert_ptr_equal(out[0].data.ptr, c);
+	assert_int_equal(reg(ep, EPOLL_CTL_MOD, efd, EPOLLIN | EPOLLONESHOT, c), 0);
+	EXPECT_HELD_REPORT("conn_free_registered", conn_free_registered(c),
+			   "object type: epoll", "(EPOLLONESHOT)");
+	assert_int_equal(poke_and_wait(ep, efd, out, 4), 0);
+}
+
+/* Two sets hold one connection: one report, both registrations deleted. */
+static void two_sets_one_report_both_deleted(void **state)
+{
+	int ep2 = epoll_create1(0);
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event out[4];
+
+	(void)state;
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c), 0);
+	assert_int_equal(reg(ep2, EPOLL_CTL_ADD, efd, EPOLLIN, c), 0);
+	EXPECT_HELD_REPORT("conn_free_registered", conn_free_registered(c),
+			   "object type: epoll", "and 1 more");
+	assert_int_equal(poke_and_wait(ep, efd, out, 4), 0);
+	assert_int_equal(poke_and_wait(ep2, efd, out, 4), 0);
+	close(ep2);
+}
+
+/* With origins=1 (the suite's second run), the report shows where the hold was taken. */
+static void origins_show_the_registration(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	const char *o = getenv("ODEBUG_OPTIONS");
+
+	(void)state;
+	if (!o || !strstr(o, "origins=1")) {	/* the first run: another case shows the rest */
+		free(c);
+		return;
+	}
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c), 0);
+	EXPECT_HELD_REPORT("conn_free_registered", conn_free_registered(c),
+			   "object activated at:", "reg");
+}
+
+/* --- must not be reported ------------------------------------------- */
+
+static void correct_orders_are_silent(void **state)
+{
+	struct conn *c;
+	int ep2, fd2;
+
+	(void)state;
+	EXPECT_SILENT({	/* DEL, then free */
+		c = malloc(sizeof(*c));
+		reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+		epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+		free(c);
+	});
+	EXPECT_SILENT({	/* close of the registered descriptor, then free */
+		c = malloc(sizeof(*c));
+		fd2 = eventfd(0, 0);
+		reg(ep, EPOLL_CTL_ADD, fd2, EPOLLIN, c);
+		close(fd2);
+		free(c);
+	});
+	EXPECT_SILENT({	/* close of the epoll set, then free */
+		c = malloc(sizeof(*c));
+		ep2 = epoll_create1(0);
+		reg(ep2, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+		close(ep2);
+		free(c);
+	});
+	EXPECT_SILENT({	/* MOD to another value, then free */
+		struct conn *d = malloc(sizeof(*d));
+
+		c = malloc(sizeof(*c));
+		reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+		reg(ep, EPOLL_CTL_MOD, efd, EPOLLIN, d);
+		free(c);
+		epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+		free(d);
+	});
+	EXPECT_SILENT({	/* a failed ADD holds nothing */
+		c = malloc(sizeof(*c));
+		assert_int_equal(reg(ep, EPOLL_CTL_ADD, 12345, EPOLLIN, c), -1);
+		assert_int_equal(errno, EBADF);
+		free(c);
+	});
+}
+
+static void oneshot_delivered_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event out[4];
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN | EPOLLONESHOT, c);
+		assert_int_equal(poke_and_wait(ep, efd, out, 4), 1);
+		free(c);	/* disabled in the kernel until a MOD */
+	});
+	epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+}
+
+/* data.fd, u32 and u64 values are not pointers; nothing frees them. */
+static void fd_u32_u64_registrations_are_silent(void **state)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[3];
+	char *blocks[64];
+
+	(void)state;
+	EXPECT_SILENT({
+		for (int i = 0; i < 3; i++)
+			fds[i] = eventfd(0, 0);
+		memset(&ev.data, 0xff, sizeof(ev.data));	/* data.fd leaves the upper half */
+		ev.data.fd = fds[0];
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev);
+		ev.data.u32 = 7;
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[1], &ev);
+		ev.data.u64 = 0x1234;
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[2], &ev);
+		for (int i = 0; i < 64; i++)
+			blocks[i] = malloc(24 + 16 * i);
+		for (int i = 0; i < 64; i++)
+			free(blocks[i]);
+		for (int i = 0; i < 3; i++)
+			close(fds[i]);
+	});
+}
+
+/* The same memory registered again after a free and a reuse. */
+static void reregistered_after_reuse_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		for (int i = 0; i < 100; i++) {
+			struct conn *c = malloc(sizeof(*c));
+
+			reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+			if (i % 2)
+				epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+			else
+				reg(ep, EPOLL_CTL_MOD, efd, EPOLLIN, NULL);
+			free(c);
+			if (!(i % 2))
+				epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+		}
+	});
+}
+
+/* Many threads registering, moving and deleting their own connections at once. */
+static void *churn(void *arg)
+{
+	int set = *(int *)arg, fd = eventfd(0, 0);
+
+	for (int i = 0; i < 2000; i++) {
+		struct conn *c = malloc(sizeof(*c)), *d = malloc(sizeof(*d));
+
+		reg(set, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+		reg(set, EPOLL_CTL_MOD, fd, EPOLLIN | (i % 3 ? 0 : EPOLLONESHOT), d);
+		free(c);
+		if (i % 5 == 0) {
+			close(fd);
+			fd = eventfd(0, 0);
+		} else {
+			epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL);
+		}
+		free(d);
+	}
+	close(fd);
+	return NULL;
+}
+
+static void concurrent_epoll_ctl_is_silent(void **state)
+{
+	pthread_t t[8];
+
+	(void)state;
+	EXPECT_SILENT({
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t[i], NULL, churn, &ep);
+		for (int i = 0; i < 8; i++)
+			pthread_join(t[i], NULL);
+	});
+}
+
+/* A fork child frees what its parent registered: the parent's hold, not its own. */
+static void fork_child_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int status;
+	pid_t pid;
+
+	(void)state;
+	reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+	EXPECT_SILENT({
+		pid = fork();
+		if (pid == 0) {
+			stats_mark();
+			free(c);
+			_exit(stats_delta().warnings ? 1 : 0);
+		}
+		waitpid(pid, &status, 0);
+	});
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	EXPECT_SILENT({
+		epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+		free(c);
+	});
+}
+
+/* A registration that went with a close we did not see (dup2 over it): asked of the kernel. */
+static void unseen_close_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int fd = eventfd(0, 0), other = eventfd(0, 0);
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(ep, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+		dup2(other, fd);	/* closes the registered file: the kernel's registration goes */
+		free(c);
+	});
+	close(fd);
+	close(other);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(free_while_registered_is_reported_and_deleted),
+		cmocka_unit_test(mod_to_pointer_then_realloc_is_reported),
+		cmocka_unit_test(oneshot_rearmed_is_held_again),
+		cmocka_unit_test(two_sets_one_report_both_deleted),
+		cmocka_unit_test(origins_show_the_registration),
+		cmocka_unit_test(correct_orders_are_silent),
+		cmocka_unit_test(oneshot_delivered_is_silent),
+		cmocka_unit_test(fd_u32_u64_registrations_are_silent),
+		cmocka_unit_test(reregistered_after_reuse_is_silent),
+		cmocka_unit_test(concurrent_epoll_ctl_is_silent),
+		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(unseen_close_is_silent),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
