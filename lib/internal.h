@@ -750,7 +750,9 @@ bool odebug_symbolize_running(void);
 struct odebug_helper {
 	int pid, fd, owner;
 	unsigned long dev, ino;
+	bool timed_out;		/* the last odebug_helper_talk() ran out of time */
 };
+bool odebug_helper_sandboxed(void);
 bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const *argv);
 bool odebug_helper_alive(struct odebug_helper *h);
 void odebug_helper_stop(struct odebug_helper *h);
