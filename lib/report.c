@@ -346,12 +346,21 @@ static int capture(void **pcs, int max)
 	return n;
 }
 
-/* Name @n addresses from @pcs into @out; under the report lock. */
+/*
+ * Name @n addresses from @pcs into @out, libodebug's own frames left out
+ * (a thread's outermost one is ours: backtrace.c); under the report lock.
+ */
 static int name_stack(const void *pcs, int n, struct odebug_frame *out)
 {
+	static uintptr_t theirs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	int max = (int)odebug_opt.stack_depth;
+	int got;
+
+	if (n > (int)(sizeof(theirs) / sizeof(theirs[0])))
+		n = (int)(sizeof(theirs) / sizeof(theirs[0]));
+	n = odebug_backtrace_drop_own((const uintptr_t *)pcs, n, theirs);
 	/* One more: odebug.h's inlined wrapper, named and dropped, took one. */
-	int got = odebug_symbolize((const uintptr_t *)pcs, n, true, out, max + 1);
+	got = odebug_symbolize(theirs, n, true, out, max + 1);
 
 	return got > max ? max : got;
 }
