@@ -416,3 +416,20 @@ int odebug_backtrace_skip(void *const *pcs, int n)
 			return j + 1;
 	return i;
 }
+
+/*
+ * libodebug's own frames never appear in a report, wherever they are in a
+ * stack: below the leading ones odebug_backtrace_skip() drops, a thread's
+ * outermost frames run through preload/pthread-create.c's prepared_start,
+ * and an origins=1 stack saved in such a thread keeps that frame too.
+ * Copies @pcs[0..@n) to @out without them; returns how many are left.
+ */
+int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out)
+{
+	int i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (pcs[i] < self_lo || pcs[i] >= self_hi)
+			out[k++] = pcs[i];
+	return k;
+}

@@ -12,8 +12,14 @@
  * environment: no LD_PRELOAD (it must not load us), no ODEBUG*, no
  * DEBUGINFOD_URLS (a report never touches the network).  Its exit signal
  * is 0, not SIGCHLD: the host's SIGCHLD handler never sees it and wait()
- * without __WALL never reaps it; we reap it with __WCLONE.  Everything here
- * is a system call: no malloc, no stdio, no loader call.
+ * without __WALL never reaps it; we reap it with __WALL.  It leads a process
+ * group of its own, so that stopping it kills what it started too.
+ * Everything here is a system call: no malloc, no stdio, no loader call;
+ * every call that can block is a raw syscall(), never a cancellation point
+ * (report.c also disables cancellation for the report).
+ *
+ * In a seccomp sandbox no helper is started: the usual policy kills the
+ * process at a clone() without CLONE_THREAD (odebug_helper_sandboxed()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -30,6 +36,77 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+/* The raw calls used where the libc wrapper is a cancellation point. */
+static void sys_close(int fd)
+{
+	syscall(SYS_close, fd);
+}
+
+/* Reap our child @pid (exit signal 0: only __WALL or __WCLONE see it). */
+static bool reap(int pid, int flags)
+{
+	long r;
+
+	do
+		r = syscall(SYS_wait4, pid, NULL, flags | __WALL, NULL);
+	while (r < 0 && errno == EINTR);
+	return r == pid;
+}
+
+/*
+ * Is this thread under seccomp (a filter, or strict mode)?  The usual
+ * sandbox policy kills the whole process with SIGSYS at a clone() that
+ * makes a process, which is how the helper is started; no policy can be
+ * read back, so any filter means no helper.  Asked close to each start,
+ * since the program may install a filter at any time; once seen, the
+ * answer is kept (a filter is never removed, and a forked child inherits
+ * it).  /proc/thread-self/status, with raw calls (prctl(PR_GET_SECCOMP)
+ * may itself be filtered): a thread's filter, not the main thread's.  A
+ * status that cannot be read counts as a sandbox.  Under the report lock
+ * (the buffer is static).
+ */
+bool odebug_helper_sandboxed(void)
+{
+	static bool sandboxed;
+	static char buf[1024];
+	size_t keep = 1, total = 0;
+	int fd, value = -1;
+
+	if (sandboxed)
+		return true;
+	fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status",
+			  O_RDONLY | O_CLOEXEC);
+	buf[0] = '\n';
+	/* Read in pieces, each searched with the tail of the one before. */
+	while (fd >= 0 && value < 0) {
+		long n = syscall(SYS_read, fd, buf + keep, sizeof(buf) - 1 - keep);
+		const char *p;
+		size_t len;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		total += (size_t)n;
+		len = keep + (size_t)n;
+		buf[len] = '\0';
+		p = strstr(buf, "\nSeccomp:");
+		if (p) {
+			for (p += 9; *p == ' ' || *p == '\t'; p++)
+				;
+			if (*p >= '0' && *p <= '9')
+				value = *p - '0';
+		}
+		keep = len < 32 ? len : 32;
+		memmove(buf, buf + len - keep, keep);
+	}
+	if (fd >= 0)
+		sys_close(fd);
+	/* Unreadable: cannot tell.  Read whole without the line: no seccomp. */
+	sandboxed = !total || value > 0;
+	return sandboxed;
+}
 
 /* The child's stack: it runs only until execve, in a few hundred bytes. */
 static char child_stack[16384] __attribute__((aligned(16)));
@@ -71,6 +148,7 @@ static int child_main(void *arg)
 	    syscall(SYS_dup2, fd, 1) < 0 || syscall(SYS_dup2, null, 2) < 0)
 		syscall(SYS_exit, 127);
 	syscall(SYS_close_range, 3, ~0U, 0);	/* best effort (Linux 5.9) */
+	syscall(SYS_setpgid, 0, 0);		/* its own group: stop kills all */
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, sizeof(none));
 	syscall(SYS_execve, a->path, a->argv, scrubbed_env);
 	syscall(SYS_exit, 127);
@@ -88,12 +166,13 @@ bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const 
 	struct child_args a = { .path = path, .argv = argv };
 	unsigned long all = ~0UL, old;
 	struct stat st;
-	int sv[2], high, status;
+	int sv[2], high;
 	pid_t pid;
 
 	h->pid = 0;
 	h->fd = -1;
-	if (access(path, X_OK))
+	h->timed_out = false;
+	if (odebug_helper_sandboxed() || access(path, X_OK))
 		return false;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return false;
@@ -103,19 +182,19 @@ bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const 
 	pid = clone(child_main, child_stack + sizeof(child_stack),
 		    CLONE_VM | CLONE_VFORK, &a);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
-	close(sv[1]);
+	sys_close(sv[1]);
 	if (pid <= 0) {
-		close(sv[0]);
+		sys_close(sv[0]);
 		return false;
 	}
-	if (waitpid(pid, &status, WNOHANG | __WCLONE) == pid) {
-		close(sv[0]);	/* exec failed: the child is already gone */
+	if (reap(pid, WNOHANG)) {
+		sys_close(sv[0]);	/* exec failed: the child is already gone */
 		return false;
 	}
 	/* A high descriptor: a daemon closing its low ones leaves ours alone. */
 	high = fcntl(sv[0], F_DUPFD_CLOEXEC, 512);
 	if (high >= 0) {
-		close(sv[0]);
+		sys_close(sv[0]);
 		sv[0] = high;
 	}
 	h->pid = pid;
@@ -136,7 +215,7 @@ bool odebug_helper_alive(struct odebug_helper *h)
 	if (h->fd < 0)
 		return false;
 	if (h->owner != getpid()) {	/* a forked child: the parent's helper */
-		close(h->fd);
+		sys_close(h->fd);
 		h->fd = -1;
 		h->pid = 0;
 		return false;
@@ -149,15 +228,19 @@ bool odebug_helper_alive(struct odebug_helper *h)
 	return true;
 }
 
-/* Kill and reap it (SIGKILL: it may be stuck). */
+/*
+ * Kill and reap it (SIGKILL: it may be stuck), and whatever it started in
+ * its process group (a script's children): no zombie, nothing left running.
+ * Its pid is its group's id while it is unreaped, so the group is ours.
+ */
 void odebug_helper_stop(struct odebug_helper *h)
 {
 	if (h->fd >= 0)
-		close(h->fd);
+		sys_close(h->fd);
 	if (h->pid > 0 && h->owner == getpid()) {
-		kill(h->pid, SIGKILL);
-		while (waitpid(h->pid, NULL, __WCLONE) < 0 && errno == EINTR)
-			;
+		syscall(SYS_kill, -h->pid, SIGKILL);
+		syscall(SYS_kill, h->pid, SIGKILL);
+		reap(h->pid, 0);
 	}
 	h->fd = -1;
 	h->pid = 0;
@@ -181,7 +264,8 @@ static long now_ms(void)
  *
  * Writes and reads interleave (poll), so a long request never deadlocks
  * against a helper whose answers fill the socket.  Returns false on a
- * timeout, an error, EOF before @done, or an answer larger than @cap.
+ * timeout (h->timed_out is set), an error, EOF before @done, or an answer
+ * larger than @cap.  Raw ppoll, sendto and recvfrom: no cancellation point.
  */
 bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len,
 			char *out, size_t cap, size_t *len,
@@ -191,35 +275,43 @@ bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len
 	long deadline = now_ms() + timeout_ms;
 
 	*len = 0;
+	h->timed_out = false;
 	for (;;) {
 		struct pollfd p = { .fd = h->fd, .events = POLLIN };
 		long left = deadline - now_ms();
+		struct timespec ts = { left / 1000, left % 1000 * 1000000 };
 		ssize_t n;
 
 		if (req_len)
 			p.events |= POLLOUT;
-		if (left <= 0)
+		if (left <= 0) {
+			h->timed_out = true;
 			return false;
-		n = poll(&p, 1, (int)left);
+		}
+		n = syscall(SYS_ppoll, &p, 1, &ts, NULL, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
+		if (n == 0)
+			h->timed_out = true;
 		if (n <= 0)
 			return false;
 		if (req_len && (p.revents & POLLOUT)) {
-			n = send(h->fd, req, req_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+			n = syscall(SYS_sendto, h->fd, req, req_len, MSG_NOSIGNAL | MSG_DONTWAIT,
+				    NULL, 0);
 			if (n < 0 && errno != EAGAIN && errno != EINTR)
 				return false;
 			if (n > 0) {
 				req += n;
 				req_len -= (size_t)n;
 				if (!req_len && shut)
-					shutdown(h->fd, SHUT_WR);
+					syscall(SYS_shutdown, h->fd, SHUT_WR);
 			}
 		}
 		if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (*len == cap)
 				return false;
-			n = recv(h->fd, out + *len, cap - *len, MSG_DONTWAIT);
+			n = syscall(SYS_recvfrom, h->fd, out + *len, cap - *len, MSG_DONTWAIT,
+				    NULL, NULL);
 			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				continue;
 			if (n <= 0)

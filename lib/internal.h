@@ -757,7 +757,9 @@ bool odebug_symbolize_running(void);
 struct odebug_helper {
 	int pid, fd, owner;
 	unsigned long dev, ino;
+	bool timed_out;		/* the last odebug_helper_talk() ran out of time */
 };
+bool odebug_helper_sandboxed(void);
 bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const *argv);
 bool odebug_helper_alive(struct odebug_helper *h);
 void odebug_helper_stop(struct odebug_helper *h);
@@ -771,6 +773,7 @@ void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
 void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
+int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_backtrace_skip_through(const void *fn);
 

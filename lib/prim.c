@@ -47,13 +47,17 @@ void odebug_unmap(void *addr, size_t size)
 	syscall(SYS_munmap, addr, size);
 }
 
-/* Write all of @buf, retrying on EINTR and short writes; errno is kept. */
+/*
+ * Write all of @buf, retrying on EINTR and short writes; errno is kept.
+ * A raw write: not a cancellation point (report.c disables cancellation
+ * for a report, and reports are not the only writers).
+ */
 void odebug_write(int fd, const char *buf, size_t len)
 {
 	int saved = errno;
 
 	while (len) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = syscall(SYS_write, fd, buf, len);
 
 		if (n < 0) {
 			if (errno == EINTR)

@@ -14,13 +14,16 @@
  * printed whole (text or JSON, to the sink) while fewer than max_reports
  * were, and the rest print nothing.  Then abort_on_error or halt_on_error act.  Called with no
  * lock of ours held; reports are serialised by the report lock, which also
- * guards the symboliser and the static buffers below.  What may run here
- * (no malloc, stdio, locale or timezone code, no loader call under the
- * lock, a few KiB of the caller's stack): RELIABILITY.md, "The report path".
+ * guards the symboliser and the static buffers below; the thread's
+ * cancellation is disabled for a report's duration (no_cancel()).  What
+ * may run here (no malloc, stdio, locale or timezone code, no loader call
+ * under the lock, a few KiB of the caller's stack): RELIABILITY.md, "The
+ * report path".
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +111,29 @@ void odebug_report_child(void)
 	odebug_symbolize_child();
 	inherited_warnings = odebug_load(&odebug_warnings);
 	inherited_suppressed = odebug_load(&odebug_suppressed);
+}
+
+/*
+ * A report holds the report lock across calls that block (the symboliser's
+ * wait, opening the log, writing it).  pthread_cancel() acting on one of
+ * them would end the thread with the lock held and every later report in
+ * every thread waiting for it; the thread's cancellation is disabled for
+ * the report (which covers the asynchronous type too) and restored after,
+ * when a pending deferred cancel acts at its next cancellation point.
+ * pthread_setcancelstate takes no lock and leaves errno alone.
+ */
+static int no_cancel(void)
+{
+	int old = PTHREAD_CANCEL_ENABLE;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static void cancel_again(int old)
+{
+	if (old == PTHREAD_CANCEL_ENABLE)
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
 /* Take one of the max_reports printing slots, if one is left. */
@@ -343,12 +369,21 @@ static int capture(void **pcs, int max)
 	return n;
 }
 
-/* Name @n addresses from @pcs into @out; under the report lock. */
+/*
+ * Name @n addresses from @pcs into @out, libodebug's own frames left out
+ * (a thread's outermost one is ours: backtrace.c); under the report lock.
+ */
 static int name_stack(const void *pcs, int n, struct odebug_frame *out)
 {
+	static uintptr_t theirs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	int max = (int)odebug_opt.stack_depth;
+	int got;
+
+	if (n > (int)(sizeof(theirs) / sizeof(theirs[0])))
+		n = (int)(sizeof(theirs) / sizeof(theirs[0]));
+	n = odebug_backtrace_drop_own((const uintptr_t *)pcs, n, theirs);
 	/* One more: odebug.h's inlined wrapper, named and dropped, took one. */
-	int got = odebug_symbolize((const uintptr_t *)pcs, n, true, out, max + 1);
+	got = odebug_symbolize(theirs, n, true, out, max + 1);
 
 	return got > max ? max : got;
 }
@@ -427,7 +462,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	bool rules = odebug_suppress_any(), suppressed = false;
 	char holder[160];
 	void *hint = NULL;
-	int npcs = 0, saved_errno, group;
+	int npcs = 0, saved_errno, group, cancel;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON && !odebug_selftesting())
@@ -450,6 +485,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		return;
 	}
+	cancel = no_cancel();
 	in_report = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 
@@ -503,6 +539,7 @@ out:
 		debug_objects_report_hook(op, (void *)o->addr, odebug_snapshot_type(o));
 		act_on_error();
 	}
+	cancel_again(cancel);
 }
 
 /**
@@ -525,10 +562,11 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 {
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	struct odebug_buf b;
-	int npcs, nframes, saved_errno = errno;
+	int npcs, nframes, saved_errno = errno, cancel;
 
 	if (in_report || odebug_inc(&stack_notes) >= ODEBUG_NOTICE_LIMIT)
 		return;
+	cancel = no_cancel();
 	in_report = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	npcs = capture(pcs, (int)odebug_opt.stack_depth);
@@ -548,6 +586,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 	errno = saved_errno;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
+	cancel_again(cancel);
 }
 
 /* --- at exit --------------------------------------------------------- */
@@ -620,8 +659,11 @@ static bool reported_here(void)
 /* The summary (group.c) is written as a report is: flag, then lock. */
 static void write_summary(void)
 {
+	int cancel;
+
 	if (in_report)
 		return;
+	cancel = no_cancel();
 	in_report = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	odebug_report_lock();
@@ -629,6 +671,7 @@ static void write_summary(void)
 	odebug_report_unlock();
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
+	cancel_again(cancel);
 }
 
 /*

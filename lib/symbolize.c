@@ -18,12 +18,18 @@
  *      symbolizer=none, frames are "module+0xoffset" only.
  *
  * The symboliser reads only local files, in an environment without
- * DEBUGINFOD_URLS: a report never touches the network.  Under the report
+ * DEBUGINFOD_URLS: a report never touches the network.  Frames are
+ * module+offset for the rest of the process once a symboliser has timed
+ * out (a silent one would cost a timeout per report) or once the thread
+ * that reports is in a seccomp sandbox (helper.c: starting one would kill
+ * the process; one already running is not used either).  Under the report
  * lock only; the strings it returns live until the next
- * odebug_symbolize_begin().
+ * odebug_symbolize_begin().  Its system calls that can block are raw
+ * syscall()s: none is a cancellation point.
  */
 #define _GNU_SOURCE
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
@@ -64,6 +70,7 @@ enum kind { SYM_UNTRIED, SYM_LLVM, SYM_ADDR2LINE, SYM_NONE };
 static enum kind kind;
 static char sym_path[ODEBUG_OPT_STRLEN];
 static struct odebug_helper llvm = { .fd = -1 };
+static bool sandbox_checked;	/* in this report */
 
 /* Where each address of the current stack lives. */
 struct place {
@@ -76,6 +83,7 @@ void odebug_symbolize_begin(void)
 {
 	strings_len = 0;
 	nmodules = 0;
+	sandbox_checked = false;
 }
 
 /* A copy of @s (@n bytes) that lives until the next begin; "" when full. */
@@ -99,6 +107,11 @@ static const char *keep(const char *s, size_t n)
 static int sys_open(const char *path)
 {
 	return (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+}
+
+static void sys_close(int fd)
+{
+	syscall(SYS_close, fd);
 }
 
 /* --- which module, and where in its file ---------------------------- */
@@ -129,11 +142,11 @@ static bool elf_vaddr0(const char *path, uintptr_t *vaddr0)
 
 	if (fd < 0)
 		return false;
-	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	if (syscall(SYS_pread64, fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
 	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_phentsize == sizeof(ph)) {
 		for (i = 0; i < eh.e_phnum && i < 256; i++) {
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * sizeof(ph))) !=
-			    sizeof(ph))
+			if (syscall(SYS_pread64, fd, &ph, sizeof(ph),
+				    (off_t)(eh.e_phoff + i * sizeof(ph))) != sizeof(ph))
 				break;
 			if (ph.p_type == PT_LOAD) {
 				*vaddr0 = (uintptr_t)(ph.p_vaddr - ph.p_offset);
@@ -142,7 +155,7 @@ static bool elf_vaddr0(const char *path, uintptr_t *vaddr0)
 			}
 		}
 	}
-	close(fd);
+	sys_close(fd);
 	return ok;
 }
 
@@ -218,9 +231,11 @@ static void locate(const uintptr_t *look, int n)
 	if (fd < 0)
 		return;
 	for (;;) {
-		ssize_t got = read(fd, maps_buf, sizeof(maps_buf));
+		ssize_t got = syscall(SYS_read, fd, maps_buf, sizeof(maps_buf));
 		ssize_t k;
 
+		if (got < 0 && errno == EINTR)
+			continue;
 		if (got <= 0)
 			break;
 		for (k = 0; k < got; k++) {
@@ -234,7 +249,7 @@ static void locate(const uintptr_t *look, int n)
 			have = 0;
 		}
 	}
-	close(fd);
+	sys_close(fd);
 	for (i = 0; i < n; i++) {
 		const struct module *m;
 
@@ -488,7 +503,9 @@ static bool ask_llvm(const uintptr_t *pcs, const uintptr_t *look, int n, struct 
 	/* The request is copied out before the answer overwrites io. */
 	if (!odebug_helper_talk(&llvm, io, req_len, io + req_len, sizeof(io) - req_len,
 				&len, blocks_done, &asked, LLVM_TIMEOUT_MS, false)) {
-		odebug_helper_stop(&llvm);	/* stuck or dead: fresh next time */
+		if (llvm.timed_out)
+			kind = SYM_NONE;	/* one timeout per process */
+		odebug_helper_stop(&llvm);	/* dead: fresh next time */
 		return false;
 	}
 	parse_llvm(io + req_len, len, pcs, look, n, k);
@@ -524,6 +541,8 @@ static void ask_addr2line_module(int mod, const uintptr_t *pcs, int n,
 	/* Only EOF ends its answer: whatever came by then is used. */
 	odebug_helper_talk(&h, io, b.len, io + b.len, sizeof(io) - b.len, &len,
 			   eof_done, NULL, A2L_TIMEOUT_MS, true);
+	if (h.timed_out)
+		kind = SYM_NONE;	/* one timeout per process */
 	odebug_helper_stop(&h);
 	text = io + b.len;
 	end = text + len;
@@ -573,7 +592,7 @@ static bool ask_addr2line(const uintptr_t *pcs, int n, struct sink *k)
 		first[i] = -1;
 		count[i] = 0;
 	}
-	for (mod = 0; mod < nmodules; mod++)
+	for (mod = 0; mod < nmodules && kind == SYM_ADDR2LINE; mod++)
 		ask_addr2line_module(mod, pcs, n, &t, first, count);
 	for (i = 0; i < n; i++) {
 		if (first[i] < 0) {
@@ -634,6 +653,11 @@ int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 	locate(look, n);
 	if (kind == SYM_UNTRIED)
 		choose();
+	if (kind != SYM_NONE && !sandbox_checked) {
+		sandbox_checked = true;		/* once a report */
+		if (odebug_helper_sandboxed())
+			kind = SYM_NONE;	/* for good: see helper.c */
+	}
 	if (kind == SYM_LLVM)
 		named = ask_llvm(pcs, look, n, &k);
 	else if (kind == SYM_ADDR2LINE)
@@ -654,7 +678,7 @@ void odebug_symbolize_child(void)
 	if (llvm.fd < 0 && !llvm.pid)
 		return;
 	if (llvm.fd >= 0)
-		close(llvm.fd);
+		sys_close(llvm.fd);
 	llvm.fd = -1;
 	llvm.pid = 0;
 }

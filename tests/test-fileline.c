@@ -7,6 +7,7 @@
  * loaded; without a symboliser frames are "module+0xoffset".
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +143,29 @@ static void report_loads_nothing(void **state)
 
 /* --- in children, with other options -------------------------------- */
 
+/* A thread's whole life: the block's init, activation and free. */
+static void *thread_culprit(void *arg)
+{
+	char *block = malloc(64);
+
+	(void)arg;
+	debug_object_init(block, &bare_descr);
+	debug_object_activate(block, &bare_descr);
+	hidden_culprit(block);
+	return NULL;
+}
+
 static void child(const char *name)
 {
 	char *block;
+
+	if (!strcmp(name, "thread")) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, thread_culprit, NULL);
+		pthread_join(t, NULL);
+		return;
+	}
 
 	if (!strcmp(name, "repeat")) {
 		int i;
@@ -190,6 +211,28 @@ static void without_symbolizer_frames_are_module_offsets(void **state)
 	assert_non_null(strstr(frame, " in ?? ("));
 	assert_non_null(strstr(frame, "/test-fileline+0x"));
 	free(frame);
+	free(out);
+}
+
+/*
+ * A thread started by pthread_create runs its start routine from
+ * libodebug's (preload/pthread-create.c): that frame is not the program's
+ * and is not shown, in the culprit's stack nor in origins=1 stacks.
+ */
+static void thread_stacks_show_no_libodebug_frame(void **state)
+{
+	int status;
+	char *out = run_child(argv0, "thread", &status, "ODEBUG=1",
+			      "ODEBUG_OPTIONS=origins=1", NULL);
+
+	(void)state;
+	assert_int_equal(status, 0);
+	assert_non_null(strstr(out, "ODEBUG: free active"));
+	assert_non_null(strstr(out, " in thread_culprit"));
+	assert_non_null(strstr(out, "ODEBUG: object initialised at:"));
+	assert_non_null(strstr(out, "ODEBUG: object activated at:"));
+	if (strstr(out, "/libodebug.so") || strstr(out, "prepared_start"))
+		fail_msg("a libodebug frame in a report:\n%s", out);
 	free(out);
 }
 
@@ -348,6 +391,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(inlined_call_is_a_frame_of_its_own),
 		cmocka_unit_test(report_loads_nothing),
 		cmocka_unit_test(without_symbolizer_frames_are_module_offsets),
+		cmocka_unit_test(thread_stacks_show_no_libodebug_frame),
 		cmocka_unit_test(func_rule_matches_an_inlined_frame),
 		cmocka_unit_test(func_rule_verdict_is_remembered_per_stack),
 		cmocka_unit_test(missing_symbolizer_falls_back),
