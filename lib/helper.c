@@ -22,6 +22,7 @@
  * process at a clone() without CLONE_THREAD (odebug_helper_sandboxed()).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -155,6 +156,23 @@ static int child_main(void *arg)
 	return 127;
 }
 
+/*
+ * glibc's own clone(), found by the constructor: a sanitizer runtime linked
+ * into the program intercepts clone() (clang's ThreadSanitizer takes every
+ * clone for a fork, and its checks fail on our CLONE_VM child).  Without
+ * it, the clone() the program sees.
+ */
+static int (*libc_clone)(int (*fn)(void *), void *stack, int flags, void *arg, ...);
+
+void odebug_helper_init(void)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	/* Never dlclose()d: libc stays, and our own dlclose() would run. */
+	if (libc)
+		*(void **)&libc_clone = dlsym(libc, "clone");
+}
+
 /**
  * odebug_helper_start - run @path with @argv, talking over a socket
  * @h:	filled in: the child's pid and our end of the socket
@@ -179,8 +197,8 @@ bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const 
 	a.fd = sv[1];
 	/* No handler of the host may run on the child's stack. */
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, sizeof(all));
-	pid = clone(child_main, child_stack + sizeof(child_stack),
-		    CLONE_VM | CLONE_VFORK, &a);
+	pid = (libc_clone ? libc_clone : clone)(child_main, child_stack + sizeof(child_stack),
+						CLONE_VM | CLONE_VFORK, &a);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, sizeof(old));
 	sys_close(sv[1]);
 	if (pid <= 0) {

@@ -136,8 +136,9 @@ static bool wanted(void)
  * The first half, in our constructor (under the loader's lock, where
  * loading and allocating are safe): decide, read the options (and say what
  * is wrong with them), read the suppressions, and do everything that needs
- * the loader or malloc(): load and prime libunwind, find libc's dlclose(),
- * create the thread keys, learn this thread's and the main thread's stack.
+ * the loader or malloc(): load and prime libunwind, find libc's dlclose()
+ * and clone(), create the thread keys, learn this thread's and the main
+ * thread's stack.
  * preload/next.c then checks the free() binding: the mode is IDLE, decided
  * on.  Nothing here maps the table or the pool: a process that never
  * annotates an object (a shell, make, git under ODEBUG=1) pays for this
@@ -159,6 +160,7 @@ static enum odebug_mode decide(void)
 	odebug_builtin_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_backtrace_init();
+	odebug_helper_init();
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();

@@ -759,6 +759,7 @@ struct odebug_helper {
 	unsigned long dev, ino;
 	bool timed_out;		/* the last odebug_helper_talk() ran out of time */
 };
+void odebug_helper_init(void);
 bool odebug_helper_sandboxed(void);
 bool odebug_helper_start(struct odebug_helper *h, const char *path, char *const *argv);
 bool odebug_helper_alive(struct odebug_helper *h);

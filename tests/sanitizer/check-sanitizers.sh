@@ -3,7 +3,7 @@
 # -lodebug: libodebug reports at the free() from the runtime's free hook,
 # the fixup disarms the timer and the sanitizer stays silent; without the
 # fixup, AddressSanitizer's own report still comes; a double free is still
-# the sanitizer's report.  gcc ASan, gcc TSan, clang ASan.
+# the sanitizer's report.  gcc ASan and TSan, clang ASan and TSan.
 # And dlclose() of a plugin holding an active object, through the
 # runtime's dlclose interceptor; and a program with threads.
 # usage: check-sanitizers.sh SRCDIR LIBDIR PLUGIN
@@ -33,7 +33,7 @@ build() {
 
 story="$src/examples/timer-wheel/conn-bug.c $src/examples/timer-wheel/timer.c"
 
-for variant in gcc:address gcc:thread clang:address; do
+for variant in gcc:address gcc:thread clang:address clang:thread; do
 	cc=${variant%%:*} san=${variant#*:}
 	name=conn-$cc-$san
 	build "$name" "$cc" "$san" $story || continue
@@ -99,7 +99,7 @@ done
 # ThreadSanitizer programs with libodebug preloaded, unset and enabled (the
 # runtime's interceptors come after libodebug's and must still see every call).
 threads="$src/tests/sanitizer/threads.c"
-for variant in gcc:address gcc:thread clang:address; do
+for variant in gcc:address gcc:thread clang:address clang:thread; do
 	cc=${variant%%:*} san=${variant#*:}
 	name=threads-$cc-$san
 	build "$name" "$cc" "$san" "$threads" || continue
