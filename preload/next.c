@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -39,6 +41,12 @@ int (*odebug_next_dlclose)(void *handle) = lazy_dlclose;
 int (*odebug_next_dlclose_base)(void *handle) = lazy_dlclose_base;
 size_t odebug_page_size = 4096;
 
+/*
+ * Set around our own lookups: a free() they make goes nowhere (leaks).
+ * Volatile, as every guard around a libc call that may call back into us:
+ * glibc declares dlsym() and most of its functions leaf (__THROW), so GCC
+ * drops a plain write to a file-static variable made around them.
+ */
 static ODEBUG_TLS volatile int resolving;
 
 static void *next(const char *name)
@@ -51,24 +59,66 @@ static void *next(const char *name)
 	return fn;
 }
 
+/* The span of the object that holds the last versioned definition found. */
+static uintptr_t object_lo, object_hi;
+
+static int find_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t addr = (uintptr_t)data, lo = UINTPTR_MAX, hi = 0;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (addr < lo || addr >= hi)
+		return 0;
+	object_lo = lo;
+	object_hi = hi;
+	return 1;
+}
+
+/* Do @a and @b lie in one object?  (One walk of the link map per object.) */
+static bool same_object(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	if (x < object_lo || x >= object_hi)
+		dl_iterate_phdr(find_object, (void *)x);
+	return x >= object_lo && x < object_hi && y >= object_lo && y < object_hi;
+}
+
 /*
  * The next definition of @name at glibc's @version, else its default one.
  * An object between us and glibc that defines @name without a version (a
- * sanitizer runtime's interceptor, preloaded after us) comes first: dlvsym()
+ * sanitizer runtime's interceptor, loaded after us) comes first: dlvsym()
  * passes over unversioned definitions, and skipping the interceptor would
  * hide the call from its runtime (ThreadSanitizer then crashes in threads
  * it never saw start).
  */
 void *odebug_next_at(const char *name, const char *version)
 {
-	void *any, *exact;
-	Dl_info a, e;
+	static volatile int sanitized = -1;	/* a sanitizer runtime is loaded */
+	void *any = NULL, *exact;
 
 	resolving++;
-	any = dlsym(RTLD_NEXT, name);
+	if (sanitized < 0) {
+		/* A failed dlsym() mallocs its message: a lookup made there takes one. */
+		sanitized = 0;
+		sanitized = !!dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks");
+	}
 	exact = dlvsym(RTLD_NEXT, name, version);
-	if (exact && any && any != exact &&
-	    (!dladdr(any, &a) || !dladdr(exact, &e) || a.dli_fbase != e.dli_fbase))
+	/* The second lookup only where interceptors are to be expected. */
+	if (!exact || sanitized)
+		any = dlsym(RTLD_NEXT, name);
+	if (exact && any && any != exact && !same_object(exact, any))
 		exact = NULL;
 	resolving--;
 	return exact ? exact : any;
