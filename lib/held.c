@@ -749,7 +749,9 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 /* In a fork() child: holds made before are the parent's (held.h). */
 static void fork_child(void)
 {
-	odebug_store(&gen, (uint16_t)(odebug_load(&gen) + 1));
+	/* Only once something was held: a write would copy the page in each child. */
+	if (odebug_load(&H))
+		odebug_store(&gen, (uint16_t)(odebug_load(&gen) + 1));
 }
 
 /* From the start-up (builtin.c's odebug_builtin_init): on, with check_held=1. */

@@ -88,7 +88,11 @@ void odebug_orphan_forget(uintptr_t addr)
 /* In a fork() child: other threads' notes name threads that are gone. */
 void odebug_orphan_fork_child(void)
 {
-	odebug_spin_init(&orphans_lock);
+	/* Written only if used: a write would copy the page in each child. */
+	if (atomic_load_explicit(&orphans_lock.v, memory_order_relaxed))
+		odebug_spin_init(&orphans_lock);
+	if (!odebug_load(&orphans_out))
+		return;
 	memset(orphans, 0, sizeof(orphans));
 	orphans_out = 0;
 }
