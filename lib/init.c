@@ -117,13 +117,25 @@ static void fork_child(void)
 	odebug_guard_exit();
 }
 
-/* ODEBUG: "1" on; unset, "" or "0" off; anything else off with a warning. */
+/*
+ * ODEBUG: "1" on; unset, "" or "0" off; anything else off with a warning,
+ * and so is ODEBUG_OPTIONS without ODEBUG.
+ */
 static bool wanted(void)
 {
 	const char *v = odebug_getenv("ODEBUG");
 	char quoted[ODEBUG_QUOTE_LEN];
 
-	if (!v || !*v || !strcmp(v, "0"))
+	if (!v || !*v) {
+		/* Options without the switch check nothing: say so, once. */
+		const char *o = odebug_getenv("ODEBUG_OPTIONS");
+
+		if (o && *o)
+			odebug_message("ODEBUG_OPTIONS is set but ODEBUG is not; libodebug stays "
+				       "disabled (ODEBUG=1 enables it)", (char *)NULL);
+		return false;
+	}
+	if (!strcmp(v, "0"))
 		return false;
 	if (!strcmp(v, "1"))
 		return true;

@@ -2,10 +2,11 @@
 /*
  * options.c - every ODEBUG_OPTIONS setting, declared once in one table.
  *
- * ODEBUG_OPTIONS holds key=value pairs separated by ':' (AddressSanitizer's
- * convention); a value that contains ':' is written in double or single
- * quotes (up to the next quote of the same kind; there is no escape).  An
- * unknown key or a bad value costs one warning line and keeps the default.
+ * ODEBUG_OPTIONS holds key=value pairs separated by ':' or ',' (as the
+ * sanitizers' options); a value that contains either is written in double
+ * or single quotes (up to the next quote of the same kind; there is no
+ * escape).  A switch takes 0/1, true/false, yes/no or on/off.  An unknown
+ * key or a bad value costs one warning line and keeps the default.
  * Parsing allocates nothing: it may run inside the first API call of the
  * process, from another library's constructor.
  */
@@ -144,6 +145,26 @@ static bool parse_number(const char *s, size_t len, unsigned long *out)
 	return true;
 }
 
+/* A switch (0 to 1) also takes the words the sanitizers' options take. */
+static bool parse_switch(const char *s, size_t len, unsigned long *out)
+{
+	static const char *const on[] = { "true", "yes", "on", NULL };
+	static const char *const off[] = { "false", "no", "off", NULL };
+	int i;
+
+	for (i = 0; on[i]; i++) {
+		if (strlen(on[i]) == len && !memcmp(on[i], s, len)) {
+			*out = 1;
+			return true;
+		}
+		if (strlen(off[i]) == len && !memcmp(off[i], s, len)) {
+			*out = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
 /**
  * odebug_quote_n - user input made fit for a one-line message
  * @dst:	4 * @keep + 4 bytes
@@ -237,7 +258,9 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 			       "; keeping the default '", d->def_str, "'", (char *)NULL);
 		return;
 	}
-	if (has_value && parse_number(val, vlen, &v) && v >= d->min && v <= d->max) {
+	if (has_value && (parse_number(val, vlen, &v) ||
+			  (d->min == 0 && d->max == 1 && parse_switch(val, vlen, &v))) &&
+	    v >= d->min && v <= d->max) {
 		*(unsigned long *)field_of(d) = v;
 		return;
 	}
@@ -247,11 +270,12 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		       dec(def, d->def), (char *)NULL);
 }
 
-/* Ends a setting (AddressSanitizer's separator; the one place to add another). */
+/* Ends a setting: ':' or ',', as the sanitizers' options take both. */
 static bool is_separator(char c)
 {
-	return c == ':';
+	return c == ':' || c == ',';
 }
+
 
 /**
  * odebug_options_parse - set every option from @text (NULL: defaults only)

@@ -153,6 +153,37 @@ static void help_lists_every_option(void **state)
 	free(out);
 }
 
+/* A switch takes the words the sanitizers' options take; ',' separates too. */
+static void switches_take_words_and_commas_separate(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "dedup=false,max_reports=3:selftest=yes,print_stats=off");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "bad value"), 0);
+	assert_int_equal(count_lines_with(out, "unknown option"), 0);
+	/* dedup=false and max_reports=3: three of the seven reports printed. */
+	assert_int_equal(count_lines_with(out, "deactivate not available"), 3);
+	assert_int_equal(count_lines_with(out, "warnings      :"), 0);
+	free(out);
+	out = run(&status, "1", "dedup=maybe");
+	assert_int_equal(count_lines_with(out, "bad value 'maybe' for option dedup"), 1);
+	free(out);
+}
+
+/* Options without ODEBUG=1 check nothing: one line says so. */
+static void options_without_odebug_warn(void **state)
+{
+	int status;
+	char *out = run(&status, "", "max_reports=1");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: ODEBUG_OPTIONS is set but ODEBUG is not; libodebug stays disabled"), 1);
+	assert_int_equal(count_lines_with(out, "enabled=0"), 1);
+	free(out);
+}
+
 static void odebug_other_than_0_or_1_warns_and_stays_off(void **state)
 {
 	int status;
@@ -284,6 +315,8 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(single_quoted_value_may_hold_colons),
 		cmocka_unit_test(suffixes_scale_numbers),
 		cmocka_unit_test(help_lists_every_option),
+		cmocka_unit_test(switches_take_words_and_commas_separate),
+		cmocka_unit_test(options_without_odebug_warn),
 		cmocka_unit_test(odebug_other_than_0_or_1_warns_and_stays_off),
 		cmocka_unit_test(odebug_0_is_off_and_silent),
 		cmocka_unit_test(print_stats_prints_the_table_at_exit),

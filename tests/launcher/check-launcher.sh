@@ -115,7 +115,12 @@ printf '%s\n' "$out" | grep -qx "ODEBUG_OPTIONS=log_path=\"/tmp/a:b\":suppressio
 	! printf '%s\n' "$err" | grep -q 'unknown option' &&
 	ok "-o values with ':' quoted: $(printf '%s\n' "$out" | grep ^ODEBUG_OPTIONS=)" ||
 	bad "-o with ':' in a value: $out $err"
-expect_refusal 125 "holds ':' and both quote characters" "-o value with ':' and both quotes" \
+# And one with ',' (the other separator).
+run -o 'log_path=/tmp/a,b' -o help=1 "$show"
+printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=log_path="/tmp/a,b":help=1' &&
+	printf '%s\n' "$err" | grep -q "log_path .* now '/tmp/a,b'" &&
+	ok "-o values with ',' quoted" || bad "-o with ',' in a value: $out $err"
+expect_refusal 125 "holds ':' or ',' and both quote characters" "-o value with ':' and both quotes" \
 	-o "log_path=/tmp/'a':\"b\"" "$show"
 ODEBUG_OPTIONS=selftest=1 run "$show"
 printf '%s\n' "$out" | grep -qx 'ODEBUG_OPTIONS=selftest=1' &&
