@@ -37,6 +37,7 @@
 
 #include "builtin.h"
 #include "held.h"
+#include "held-io.h"
 #include "lock.h"
 
 int odebug_held_on;
@@ -615,6 +616,8 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 	unsigned int n, i, live = 0;
 	int family;
 
+	if (odebug_held_io_descr(o->descr))	/* AIO, io_uring: held-io.c */
+		return odebug_held_io_released(o);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
 		return false;
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
@@ -717,6 +720,8 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 	unsigned int n;
 	int family;
 
+	if (odebug_held_io_descr(o->descr))
+		return odebug_held_io_describe(o, buf, cap);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
 		return false;
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;

@@ -12,7 +12,8 @@
  * 2: POSIX timers): an odd address inside the same 8-byte word, which no
  * annotation uses, so a hold never meets the tracker of a mutex or an
  * annotated object that starts at the same address, and two families
- * holding one address have a tracker each.  Only 8-aligned values count
+ * holding one address have a tracker each (lib/held-io.h's AIO and
+ * io_uring share offset 7, the last).  Only 8-aligned values count
  * as pointers, so the tracker and the value are in the same released
  * block.
  */

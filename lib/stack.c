@@ -208,14 +208,15 @@ void odebug_stack_mark(uintptr_t addr)
 /*
  * A tracker below the caller's stack pointer belongs to a frame that has
  * returned: its memory may be overwritten already, so it is reported from
- * the tracker alone (no hint, no fixup) and dropped; inactive ones go
- * silently.
+ * the tracker alone (no hint, no fixup) and dropped; inactive ones, and
+ * held memory whose holder let go, go silently.
  */
 static bool describe_gone(struct odebug_snapshot *o, void *arg)
 {
 	(void)arg;
 	o->flags = ODEBUG_SNAP_FRAME_GONE;
-	return true;
+	/* Held memory (held.c): reported only if its holder still holds it. */
+	return !odebug_held_released(o);
 }
 
 /**

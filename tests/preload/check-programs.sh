@@ -84,6 +84,17 @@ run "sqlite3" sqlite3 :memory: "create table t(a, b); with recursive n(i) as
 	select count(*), sum(a) from t where a % 7 = 0;"
 run "make" sh -c 'printf "all: hello2\nhello2: hello.c\n\tgcc -o hello2 hello.c\n" >Makefile && make -s -B && ./hello2'
 run "awk" awk '{ s[$1 % 97] += length($0) } END { for (k in s) n++; print n }' big.txt
+# plocate reads its database through io_uring (liburing): a database of its
+# own, and a copy of the binary (the installed one is setgid, and the loader
+# ignores LD_PRELOAD for it).
+if command -v plocate >/dev/null 2>&1 && command -v updatedb >/dev/null 2>&1; then
+	mkdir -p tree
+	for i in $(seq 1 400); do mkdir -p tree/d$((i % 17)); : >tree/d$((i % 17))/file$i.txt; done
+	updatedb -U "$dir/tree" -o "$dir/plocate.db" -l no && cp "$(command -v plocate)" ./plocate-copy &&
+		run "plocate (io_uring)" ./plocate-copy -d "$dir/plocate.db" file1
+else
+	echo "skip plocate: not installed"
+fi
 
 echo "$ran programs, $failed failed"
 [ "$failed" = 0 ]
