@@ -182,9 +182,12 @@ ODEBUG_EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 }
 
 /*
- * The execl* functions: count the arguments up to the NULL, as glibc does
- * (E2BIG past INT_MAX), then gather them in an array on the stack.
+ * The execl* functions: the arguments after @arg up to the NULL (E2BIG past
+ * INT_MAX, as glibc), gathered in an array on the stack; execle's
+ * environment follows the NULL.
  */
+enum list_exec { LIST_EXECL, LIST_EXECLP, LIST_EXECLE };
+
 static ptrdiff_t count_args(va_list ap)
 {
 	ptrdiff_t argc;
@@ -195,73 +198,57 @@ static ptrdiff_t count_args(va_list ap)
 	return argc;
 }
 
-static void gather_args(char **argv, const char *arg, ptrdiff_t argc, va_list ap)
+static int list_exec(enum list_exec kind, const char *path, const char *arg, va_list ap)
 {
-	ptrdiff_t i;
+	va_list count;
+	ptrdiff_t argc, i;
+
+	va_copy(count, ap);
+	argc = count_args(count);
+	va_end(count);
+	if (argc < 0) {
+		errno = E2BIG;
+		return -1;
+	}
+	char *argv[argc + 1];
 
 	argv[0] = (char *)arg;
 	for (i = 1; i <= argc; i++)
 		argv[i] = va_arg(ap, char *);	/* argv[argc] is the NULL */
+	if (kind == LIST_EXECLE)
+		return run_execve(path, argv, va_arg(ap, char *const *));
+	return kind == LIST_EXECLP ? run_execvp(path, argv) : run_execv(path, argv);
 }
 
 ODEBUG_EXPORT int execl(const char *path, const char *arg, ...)
 {
-	ptrdiff_t argc;
 	va_list ap;
+	int r;
 
 	va_start(ap, arg);
-	argc = count_args(ap);
+	r = list_exec(LIST_EXECL, path, arg, ap);
 	va_end(ap);
-	if (argc < 0) {
-		errno = E2BIG;
-		return -1;
-	}
-	char *argv[argc + 1];
-
-	va_start(ap, arg);
-	gather_args(argv, arg, argc, ap);
-	va_end(ap);
-	return run_execv(path, argv);
+	return r;
 }
 
 ODEBUG_EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	ptrdiff_t argc;
 	va_list ap;
+	int r;
 
 	va_start(ap, arg);
-	argc = count_args(ap);
+	r = list_exec(LIST_EXECLP, file, arg, ap);
 	va_end(ap);
-	if (argc < 0) {
-		errno = E2BIG;
-		return -1;
-	}
-	char *argv[argc + 1];
-
-	va_start(ap, arg);
-	gather_args(argv, arg, argc, ap);
-	va_end(ap);
-	return run_execvp(file, argv);
+	return r;
 }
 
 ODEBUG_EXPORT int execle(const char *path, const char *arg, ...)
 {
-	char *const *envp;
-	ptrdiff_t argc;
 	va_list ap;
+	int r;
 
 	va_start(ap, arg);
-	argc = count_args(ap);
+	r = list_exec(LIST_EXECLE, path, arg, ap);
 	va_end(ap);
-	if (argc < 0) {
-		errno = E2BIG;
-		return -1;
-	}
-	char *argv[argc + 1];
-
-	va_start(ap, arg);
-	gather_args(argv, arg, argc, ap);
-	envp = va_arg(ap, char *const *);
-	va_end(ap);
-	return run_execve(path, argv, envp);
+	return r;
 }
