@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A report larger than the sink takes whole (issue 12 item 11): 128 frames
+ * A report larger than the sink takes whole: 128 frames
  * in each of three stacks, every frame with a 400-character function name.
  * It must be complete and valid (JSON that parses, text whose every line is
  * whole), and say how many frames it left out.  Each case is a child.

@@ -248,7 +248,7 @@ static void garbage_options_do_not_crash(void **state)
 	free(garbage);
 }
 
-/* The maximum a message names is accepted (issue 12, smaller list). */
+/* The maximum a message names is accepted. */
 static void max_reports_accepts_the_maximum_it_names(void **state)
 {
 	int status;

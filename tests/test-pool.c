@@ -23,7 +23,7 @@ static void pool_starts_at_pool_size(void **state)
 }
 
 /*
- * The peaks survive a burst that never reaches a fold (issue 12 item 13):
+ * The peaks survive a burst that never reaches a fold:
  * 20 trackers in one thread, then freed.
  */
 static void peaks_survive_a_short_burst(void **state)

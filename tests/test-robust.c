@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Inputs and exits that must not hurt the host (issue 12): suppressions
+ * Inputs and exits that must not hurt the host: suppressions
  * files that are not text files, log_path at a FIFO or at someone else's
  * file, exitcode with other libraries' destructors, forked children, the
  * thread-exit stack check on dead memory.  Each case runs this program
@@ -214,7 +214,7 @@ static void binary_suppressions_file_prints_a_bounded_number_of_lines(void **sta
 	unlink(file);
 }
 
-/* Issue 12 item 12: report only, from the snapshot, at thread exit. */
+/* Dead stack memory at thread exit: report only, from the snapshot, no fixup. */
 static void thread_exit_check_never_calls_into_dead_stack_memory(void **state)
 {
 	int status;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * eventloop.c - an event loop that does real work per event (issue 14):
+ * eventloop.c - an event loop that does real work per event:
  * the comparison a user makes when deciding what to leave on in a test run.
  *
  * bench-eventloop-{plain,asan,odebug} [EVENTS]

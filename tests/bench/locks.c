@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bench-locks: what the built-in pthread_mutex type costs (issue 13).
+ * bench-locks: what the built-in pthread_mutex type costs.
  * Not linked with libodebug: the same binary runs plain and under
  * LD_PRELOAD=libodebug.so, with ODEBUG unset and set.
  *

@@ -12,7 +12,7 @@
  *	time / M, so with T threads it is the inverse of the throughput), and
  *	each thread's CPU time per operation (cpu_ns_per_op, the mean over
  *	threads): what sharing costs, apart from waiting for a core.
- *	With --mix 2, issue 14's second mix: the objects stay ACTIVE between
+ *	With --mix 2, the second mix: the objects stay ACTIVE between
  *	cycles, and a cycle is deactivate -> free -> init -> activate (the
  *	first call of a cycle is then a lockless one on a cold object).
  *

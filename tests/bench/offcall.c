@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * offcall.c - what an annotation call costs the caller when libodebug is
- * linked and ODEBUG is unset (issue 14).
+ * linked and ODEBUG is unset.
  *
  * bench-offcall [CALLS]
  *	CALLS / 2 iterations of an activate + deactivate pair on one of 16

@@ -1,6 +1,6 @@
 #!/bin/sh
 # exitcode=N sets the exit status without losing anyone's data, and counts
-# per process (issue 12 item 9).  Usage: check-exitcode.sh LIBODEBUG APP
+# per process.  Usage: check-exitcode.sh LIBODEBUG APP
 set -u
 lib=$1 app=$2
 dir=$(mktemp -d) || exit 1

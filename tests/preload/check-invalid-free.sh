@@ -1,7 +1,7 @@
 #!/bin/sh
 # An invalid free() behaves exactly as the next allocator's free(): the same
-# exit status and the same message with libodebug checking as without
-# (issue 12 item 7).  Usage: check-invalid-free.sh LIBODEBUG PROGRAM
+# exit status and the same message with libodebug checking as without it.
+# Usage: check-invalid-free.sh LIBODEBUG PROGRAM
 set -u
 lib=$1 prog=$2
 dir=$(mktemp -d) || exit 1

@@ -1,6 +1,6 @@
 #!/bin/sh
-# A dlclose'd module's descriptors are never called through or read
-# (issue 12 item 6), and a module loaded where another was, with a
+# A dlclose'd module's descriptors are never called through or read,
+# and a module loaded where another was, with a
 # descriptor at the same address, is not taken for it.
 # Usage: check-stale-descr.sh PROGRAM MODULE TWIN-MODULE
 set -u

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A library whose destructor saves data to a file (issue 12 item 9).  The
+ * A library whose destructor saves data to a file.  The
  * program depends on it, so under LD_PRELOAD it is initialised before
  * libodebug and its destructor runs after libodebug's: exitcode=N must not
  * skip it.

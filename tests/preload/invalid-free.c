@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Invalid frees and reallocs (issue 12 item 7), one per run: check-invalid-free.sh runs
+ * Invalid frees and reallocs, one per run: check-invalid-free.sh runs
  * each with ODEBUG=0 and ODEBUG=1 and wants the same exit status and the
  * same stderr, the next allocator's own diagnosis.  An object is tracked
  * first, so that free() takes libodebug's checking path.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Objects whose descriptor's module was dlclose'd (issue 12 item 6),
+ * Objects whose descriptor's module was dlclose'd,
  * checked by check-stale-descr.sh.  argv[1] is the module, argv[2] what
  * happens after the dlclose: "exit" (report_active_at_exit does the rest),
  * "free" (the heap object is freed), "reuse" (the module's pages are

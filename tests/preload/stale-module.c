@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A module dlopen'ed and dlclose'd by stale-descr.c (issue 12 item 6): its
+ * A module dlopen'ed and dlclose'd by stale-descr.c: its
  * descriptor, debug_hint and fixup_free go away with it, while libodebug
  * may still track objects that name them.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Releases that fail are not releases (issue 12 item 8): a realloc that
+ * Releases that fail are not releases: a realloc that
  * returns NULL, a munmap or mremap the kernel refuses with EINVAL.  None of
  * them may report, fix up or untrack anything; the program still owns the
  * memory and its later calls must not get false reports.  The successful

@@ -397,7 +397,7 @@ static void thread_exit_with_active_stack_object_is_caught(void **state)
 	assert_int_equal(pthread_create(&t, NULL, leave_armed_stack_widget, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	free(capture_stop());
-	/* Reported, but no fixup: the stack bytes are dead (issue 12 item 12). */
+	/* Reported, but no fixup: the stack bytes are dead. */
 	assert_int_equal(fixture_warnings() - w0, 1);
 	assert_int_equal(fixture_fixup_free_calls() - f0, 0);
 

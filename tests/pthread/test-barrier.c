@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pthread_barrier, the built-in type: issue 13's rows for barriers. */
+/* pthread_barrier, the built-in type: what odebug-pthread(7) says of barriers. */
 #define _GNU_SOURCE
 #include <sys/wait.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pthread_cond, the built-in type: issue 13's rows for condition variables. */
+/* pthread_cond, the built-in type: what odebug-pthread(7) says of condition variables. */
 #define _GNU_SOURCE
 #include "pt.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pthread_mutex, the built-in type: what issue 13 says must be reported,
+ * pthread_mutex, the built-in type: what odebug-pthread(7) says is reported,
  * by report text and counter, and what must stay silent.
  */
 #define _GNU_SOURCE

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pthread_rwlock, the built-in type: issue 13's rows for rwlocks. */
+/* pthread_rwlock, the built-in type: what odebug-pthread(7) says of rwlocks. */
 #define _GNU_SOURCE
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* sem, the built-in type: issue 13's rows for semaphores (check_sem). */
+/* sem, the built-in type: what odebug-pthread(7) says of semaphores (check_sem). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <semaphore.h>

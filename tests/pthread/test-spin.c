@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* pthread_spinlock, the built-in type: issue 13's rows for spinlocks. */
+/* pthread_spinlock, the built-in type: what odebug-pthread(7) says of spinlocks. */
 #define _GNU_SOURCE
 #include "pt.h"
 
