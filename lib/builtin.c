@@ -51,7 +51,7 @@ int odebug_builtin_on;
 static unsigned long builtin_limit;
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-uint64_t odebug_mutex_slot_bits;
+unsigned int odebug_mutex_slot;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 ODEBUG_TLS int odebug_self_tid;
 
@@ -303,33 +303,30 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 	if (unlikely(odebug_opt.origins))
 		return -1;
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_descr_at(odebug_word_slot(w)) != d)
+	if (!t || odebug_word_descr(w) != d)
 		return -1;
 	state = odebug_word_state(w);
 	if (op == BOP_USE) {	/* glibc keeps the hold: once INACTIVE, no write */
 		if (state == ODEBUG_STATE_INACTIVE || state == ODEBUG_STATE_ACTIVE)
 			return (int)state;
-		if (state != ODEBUG_STATE_INIT || (w & ODEBUG_WORD_BUSY))
+		if (state != ODEBUG_STATE_INIT || odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE) ? (int)state : -1;
 	}
 	switch (state) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 		if (op == BOP_UNLOCK)
 			return (int)state;	/* not held: no change */
-		if (w & ODEBUG_WORD_BUSY)
+		if (odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE) ? (int)state : -1;
 	case ODEBUG_STATE_ACTIVE:
 		if (op == BOP_LOCK)
 			return (int)state;	/* a release we missed: no change */
-		if (w & ODEBUG_WORD_BUSY)
+		if (odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE) ? (int)state : -1;
 	case ODEBUG_STATE_DESTROYED:
 		return (int)state;	/* the locked step changes nothing either */
 	default:		/* NONE: a tracker being made */
@@ -352,23 +349,16 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, uns
 		origin = odebug_origin_here();
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_NOTAVAILABLE;
-	}
 again:
-	w = odebug_tracker_word(t);
-	/* A lockless debug_object_free() since the lookup: untracked now (table.c's header). */
-	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+	state = next = (int)odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE) {
 		odebug_bucket_unlock(b);
 		return ODEBUG_STATE_NOTAVAILABLE;
 	}
-	if (d ? odebug_descr_at(odebug_word_slot(w)) != d :
-		!is_builtin(odebug_descr_at(odebug_word_slot(w)))) {
+	if (d ? odebug_word_descr(w) != d : !is_builtin(odebug_word_descr(w))) {
 		odebug_bucket_unlock(b);
 		return ODEBUG_STATE_FOREIGN;
 	}
-	state = next = (int)odebug_word_state(w);
 	astate = t->astate;
 	switch (op) {
 	case BOP_PEEK:
@@ -430,7 +420,7 @@ again:
 	}
 	if (next != state || astate != t->astate) {
 		/* A lockless lock or unlock may have changed the word: decide again. */
-		if (!odebug_tracker_cas(t, w, odebug_word_set(w, (unsigned int)next, astate)))
+		if (!odebug_tracker_move_busy(t, w, (unsigned int)next, astate))
 			goto again;
 		t->astate = astate;
 		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BOP_ARRIVE)
@@ -533,16 +523,15 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
 		.addr = (uintptr_t)addr, .descr = d, .astate = 0,
 		.state = ODEBUG_STATE_NOTAVAILABLE,
 	};
+	enum debug_obj_state state;
 	uint64_t w;
 
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	/* One read of the word: a lockless free may have made it FREED since the lookup. */
-	w = t ? odebug_tracker_word(t) : 0;
-	if (t && odebug_word_state(w) != ODEBUG_WORD_FREED &&
-	    odebug_descr_at(odebug_word_slot(w)) == d) {
+	state = odebug_tracker_read(t, &w);
+	if (state != ODEBUG_STATE_NOTAVAILABLE && odebug_word_descr(w) == d) {
 		o.astate = t->astate;
-		o.state = (enum debug_obj_state)odebug_word_state(w);
+		o.state = state;
 		o.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 		o.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 	}
@@ -679,11 +668,10 @@ static void mcache_update(void *addr, bool tracked)
 		return;
 	}
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
+	if (!t || odebug_word_descr(w) != &odebug_mutex_descr)
 		return;
-	if (!odebug_load(&odebug_mutex_slot_bits))
-		odebug_store(&odebug_mutex_slot_bits,
-			     (uint64_t)odebug_word_slot(w) << ODEBUG_DESCR_SHIFT);
+	if (!odebug_load(&odebug_mutex_slot))
+		odebug_store(&odebug_mutex_slot, odebug_word_slot(w));
 	*e = t;
 #else
 	(void)addr, (void)tracked;
@@ -778,11 +766,11 @@ static bool post_changes_nothing(void *addr)
 
 	if (!t)		/* untracked, or a walk that gave up */
 		return !odebug_range_may_hold((uintptr_t)addr, (uintptr_t)addr + 1);
-	if (odebug_descr_at(odebug_word_slot(w)) != &odebug_sem_descr)
+	if (odebug_word_descr(w) != &odebug_sem_descr)
 		return true;	/* another owner's object (ODEBUG_STATE_FOREIGN) */
 	state = odebug_word_state(w);
 	return state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
-	       state == ODEBUG_WORD_FREED;
+	       odebug_word_freed(w);
 }
 
 /* Before sem_post(), with the semaphore family on; errno kept. */
@@ -979,9 +967,7 @@ struct sync_range {
 /* @m's words, read safely: false when @addr is not readable. */
 static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
 {
-	struct iovec local = { m, sizeof(*m) }, remote = { (void *)addr, sizeof(*m) };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*m);
+	return odebug_read_mem(m, (const void *)addr, sizeof(*m)) == sizeof(*m);
 }
 
 /*
@@ -1004,12 +990,12 @@ static bool sync_one(const struct odebug_tracker *ct, void *ctx)
 	uint64_t w;
 
 again:
-	w = odebug_tracker_word(t);
-	addr = odebug_word_addr(w);
-	if (addr < r->start || addr >= r->end ||
-	    odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
+	state = next = odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE)
 		return false;
-	state = next = odebug_word_state(w);
+	addr = odebug_word_addr(w);
+	if (addr < r->start || addr >= r->end || odebug_word_descr(w) != &odebug_mutex_descr)
+		return false;
 	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
 	    state != ODEBUG_STATE_ACTIVE)
 		return false;
@@ -1029,7 +1015,7 @@ again:
 		next = ODEBUG_STATE_ACTIVE;
 	else if (state == ODEBUG_STATE_ACTIVE)
 		next = ODEBUG_STATE_INACTIVE;
-	if (next != state && !odebug_tracker_cas(t, w, odebug_word_set(w, next, t->astate)))
+	if (next != state && !odebug_tracker_move_busy(t, w, next, t->astate))
 		goto again;
 	return false;
 }
@@ -1055,7 +1041,7 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
 
 /*
  * The owner of a held mutex or write-held rwlock, as glibc records it (0:
- * none shown).  Read with process_vm_readv: the memory may be gone by the
+ * none shown).  Read with odebug_read_mem(): the memory may be gone by the
  * time an exit-time report looks.  Never from memory known dead (a frame
  * that returned, a thread's stack at its exit, an unloaded module: the
  * copy of the tracker is all there is), and only an owner that is a live
@@ -1066,22 +1052,17 @@ int odebug_builtin_owner(const struct odebug_snapshot *o)
 {
 	pthread_mutex_t m;
 	pthread_rwlock_t rw;
-	struct iovec local, remote = { (void *)o->addr, 0 };
 	int owner = 0;
 
 	if (o->state != ODEBUG_STATE_ACTIVE || o->dead ||
 	    (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)))
 		return 0;
 	if (o->descr == &odebug_mutex_descr) {
-		local = (struct iovec){ &m, sizeof(m) };
-		remote.iov_len = sizeof(m);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(m))
+		if (odebug_read_mem(&m, (const void *)o->addr, sizeof(m)) != sizeof(m))
 			return 0;
 		owner = m.__data.__lock ? mutex_owner(&m) : 0;
 	} else if (o->descr == &odebug_rwlock_descr) {
-		local = (struct iovec){ &rw, sizeof(rw) };
-		remote.iov_len = sizeof(rw);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(rw))
+		if (odebug_read_mem(&rw, (const void *)o->addr, sizeof(rw)) != sizeof(rw))
 			return 0;
 		owner = (int)rw.__data.__cur_writer;
 	}

@@ -127,7 +127,7 @@ static inline bool odebug_mutex_mine(const void *addr)
  */
 #define ODEBUG_MCACHE_BITS	5
 extern ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-extern uint64_t odebug_mutex_slot_bits;	/* the mutex descriptor's slot, in a word */
+extern unsigned int odebug_mutex_slot;	/* the mutex descriptor's registry slot */
 
 static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
 {
@@ -147,9 +147,7 @@ static inline bool odebug_mutex_cached(const void *addr)
 	 * re-initialised process-shared since the entry was made (tracked
 	 * mode: another thread's entry would still match its word).
 	 */
-	return t && (odebug_tracker_word(t) | 1) ==
-		    (odebug_word((uintptr_t)addr, 0, ODEBUG_STATE_ACTIVE) |
-		     odebug_load(&odebug_mutex_slot_bits)) &&
+	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_slot)) &&
 	       !(((const pthread_mutex_t *)addr)->__data.__kind & 128);
 #endif
 }

@@ -3,12 +3,16 @@
  * debugobjects.c - the state machine: the kernel's lib/debugobjects.c,
  * cell by cell, in userspace.
  *
- * Every operation has the same shape: find the bucket, take its lock, look
- * the object up (allocating a tracker where the operation may), apply the
- * legal transition or copy the tracker into a snapshot, drop the lock, and
- * only then report and call the fixup.  Fixups therefore run with no lock of
- * ours held and may call back into the API, and nothing reads a tracker once
- * its lock is released.
+ * activate, deactivate and free first try the lockless path: odebug_peek()
+ * and one transition of the tracker's word (tracker.h), which does
+ * nothing but a legal change of INIT, INACTIVE or ACTIVE (and DESTROYED,
+ * for the free).  Everything else, and every other operation, takes the
+ * locked path: find the bucket, take its lock, look the object up
+ * (allocating a tracker where the operation may), read its state with
+ * odebug_tracker_read() and apply the legal transition, or copy the
+ * tracker into a snapshot, drop the lock, and only then report and call
+ * the fixup.  Fixups therefore run with no lock of ours held and may call
+ * back into the API, and nothing reads a tracker once its lock is released.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -53,32 +57,19 @@ bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 }
 
 /*
- * Move @t from the word @w to @state, the bucket lock held.  False when a
- * lockless call changed the word since @w was read: the caller reads it
- * again and decides again (table.c's header: every write is a CAS).
- */
-static bool set_state(struct odebug_tracker *t, uint64_t w, enum debug_obj_state state)
-{
-	/* No change: the read of @w is where the call takes effect. */
-	if (odebug_word_state(w) == state)
-		return true;
-	return odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | state);
-}
-
-/*
- * A misuse of a tracked object: copy the tracker, drop the lock, report,
- * then call the fixup (if any) with the state the tracker had when the
- * misuse was decided (@w; a lockless call may have changed it since).
+ * A misuse of a tracked object: copy the tracker, drop the bucket lock,
+ * report, then call the fixup (if any) with the state the tracker had when
+ * the misuse was decided (@state; a lockless call may have changed it since).
  * Returns the fixup's verdict.
  */
-static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t, uint64_t w,
-		   const char *op, bool (*fn)(void *, enum debug_obj_state),
-		   void *addr)
+static bool misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *t,
+			  enum debug_obj_state state, const char *op,
+			  bool (*fn)(void *, enum debug_obj_state), void *addr)
 {
 	struct odebug_snapshot o;
 
 	odebug_tracker_snapshot(&o, t);
-	o.state = (enum debug_obj_state)odebug_word_state(w);
+	o.state = state;
 	unlock_bucket(b);
 	odebug_report(&o, op);
 	return odebug_fixup(fn, addr, o.state);
@@ -109,8 +100,6 @@ static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
 		odebug_puts(&b, fn);
 		odebug_puts(&b, !addr ? " called with a NULL object" :
 			    !descr ? " called with a NULL descriptor" :
-			    (uintptr_t)descr & ODEBUG_STATE_BITS ?
-			    " called with a misaligned descriptor" :
 			    !descr->name ? " called with a descriptor without a name" :
 			    " called with an address beyond 48 bits");
 		odebug_puts(&b, "; call ignored\n");
@@ -123,10 +112,8 @@ static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
 static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
 			    const char *fn)
 {
-	/* Not NULL and below 2^48 in one compare; not NULL and aligned in another. */
-	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 &&
-		   ((uintptr_t)descr & ~(uintptr_t)ODEBUG_STATE_BITS) &&
-		   !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
+	/* Not NULL and below 2^48 in one compare (the word's address bits). */
+	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 && descr && descr->name))
 		return false;
 	return bad_call_slow(addr, descr, fn);
 }
@@ -178,12 +165,13 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
 	struct odebug_tracker *t = odebug_lookup_any(b, (uintptr_t)addr);
-	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
+	uint64_t w;
 	bool is_on;
 	int slot;
 
-	if (t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED)
+	/* Tracked; or not, or FREED (revived below). */
+	if (odebug_tracker_read(t, &w) != ODEBUG_STATE_NOTAVAILABLE)
 		return t;
 	if (alloc_ifstatic) {
 		if (!descr->is_static_object || !descr->is_static_object(addr)) {
@@ -207,15 +195,14 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		return NULL;
 	}
 	if (t) {	/* debug_object_free()d, still linked: tracked again in place */
-		odebug_revive(t, odebug_word((uintptr_t)addr, (unsigned int)slot, state));
+		odebug_revive(t, (uintptr_t)addr, (unsigned int)slot);
 	} else {
 		t = odebug_pool_alloc();
 		if (!t) {
 			*miss = MISS_POOL_EMPTY;
 			return NULL;
 		}
-		__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
-				 __ATOMIC_RELAXED);
+		odebug_tracker_make(t, (uintptr_t)addr, (unsigned int)slot, ODEBUG_STATE_INIT);
 		odebug_insert(b, t);
 	}
 	*made = true;
@@ -270,6 +257,7 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
+	enum debug_obj_state state;
 	uint32_t origin = 0;
 	uint64_t w;
 	bool made = false;
@@ -294,25 +282,24 @@ retry:
 		return;
 	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		if (!set_state(t, w, ODEBUG_STATE_INIT))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_INIT))
 			goto again;
 		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "init", descr->fixup_init, addr);
+		misuse_unlock(b, t, state, "init", descr->fixup_init, addr);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: revive it */
+	case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup: revive it */
 		unlock_bucket(b);
 		goto retry;
 	default:	/* DESTROYED */
-		misuse(b, t, w, "init", NULL, addr);
+		misuse_unlock(b, t, state, "init", NULL, addr);
 		return;
 	}
 }
@@ -385,7 +372,7 @@ static inline bool fast_activate(void *addr, bool rearm)
 	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		return set_state(t, w, ODEBUG_STATE_ACTIVE);
+		return odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE);
 	case ODEBUG_STATE_ACTIVE:
 		return rearm;
 	default:
@@ -403,6 +390,7 @@ activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	enum debug_obj_state state;
 	enum miss miss;
 	uint32_t origin = 0;
 	uint64_t w;
@@ -414,11 +402,10 @@ restart:
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 again:
-		w = odebug_tracker_word(t);
-		switch (odebug_word_state(w)) {
+		switch ((state = odebug_tracker_read(t, &w))) {
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
-			if (!set_state(t, w, ODEBUG_STATE_ACTIVE))
+			if (!odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE))
 				goto again;
 			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 			/* fall through */
@@ -432,12 +419,12 @@ again:
 				unlock_bucket(b);
 				return 0;
 			}
-			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
-		case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked now */
+			return misuse_unlock(b, t, state, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+		case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup */
 			unlock_bucket(b);
 			goto restart;
 		default:	/* DESTROYED */
-			misuse(b, t, w, "activate", NULL, addr);
+			misuse_unlock(b, t, state, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -506,39 +493,34 @@ ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *d
 static __attribute__((noinline)) void
 deactivate_slow(void *addr, const struct debug_obj_descr *descr)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
 
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "deactivate");
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 	case ODEBUG_STATE_ACTIVE:
 		if (t->astate)
 			break;
-		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE))
 			goto again;
 		/* fall through */
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
 		report_untracked(addr, descr, "deactivate");
 		return;
 	default:	/* DESTROYED */
 		break;
 	}
-	misuse(b, t, w, "deactivate", NULL, addr);
+	misuse_unlock(b, t, state, "deactivate", NULL, addr);
 }
 
 /**
@@ -560,14 +542,14 @@ static inline bool fast_deactivate(void *addr)
 	uint64_t w;
 
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || (w & ODEBUG_WORD_BUSY))
+	if (!t || odebug_word_busy(w))
 		return false;
 	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INACTIVE:
 		return true;
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_ACTIVE:
-		return set_state(t, w, ODEBUG_STATE_INACTIVE);
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE);
 	default:
 		return false;
 	}
@@ -593,6 +575,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
  */
 ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr *descr)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
@@ -602,28 +585,23 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		if (!set_state(t, w, ODEBUG_STATE_DESTROYED))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_DESTROYED))
 			goto again;
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
+		misuse_unlock(b, t, state, "destroy", descr->fixup_destroy, addr);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, w, "destroy", NULL, addr);
+		misuse_unlock(b, t, state, "destroy", NULL, addr);
 		return;
 	}
 }
@@ -646,7 +624,7 @@ static void reclaim_freed(uint32_t index)
 	uint64_t w = odebug_tracker_word(t);
 	bool gone = false;
 
-	if (odebug_word_state(w) != ODEBUG_WORD_FREED)
+	if (!odebug_word_freed(w))
 		return;
 	/* A FREED word is linked in its address's bucket: check it again there. */
 	b = lock_bucket((void *)odebug_word_addr(w));
@@ -708,13 +686,13 @@ static inline bool fast_free(void *addr)
 	if (unlikely(odebug_opt.origins))
 		return false;
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || (w & ODEBUG_WORD_BUSY))
+	if (!t || odebug_word_busy(w))
 		return false;
 	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 	case ODEBUG_STATE_DESTROYED:
-		if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | ODEBUG_WORD_FREED))
+		if (!odebug_tracker_free(t, w))
 			return false;
 		odebug_pool_count(false);
 		note_freed(odebug_tracker_index(t));
@@ -734,17 +712,12 @@ free_slow(void *addr, const struct debug_obj_descr *descr)
 
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch (odebug_tracker_read(t, &w)) {
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "free", descr->fixup_free, addr);
+		misuse_unlock(b, t, ODEBUG_STATE_ACTIVE, "free", descr->fixup_free, addr);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: its free was counted */
+	case ODEBUG_STATE_NOTAVAILABLE:	/* untracked, or a lockless free counted it */
 		unlock_bucket(b);
 		return;
 	default:
@@ -833,6 +806,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 					     const struct debug_obj_descr *descr,
 					     unsigned int expect, unsigned int next)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
@@ -842,27 +816,22 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "active_state");
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {	/* a lockless free since the lookup */
+	state = odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE) {
 		unlock_bucket(b);
 		report_untracked(addr, descr, "active_state");
 		return;
 	}
-	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+	if (state == ODEBUG_STATE_ACTIVE && t->astate == expect) {
 		/* The busy bit first: a lockless deactivate compares it. */
-		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
+		if (!odebug_tracker_move_busy(t, w, ODEBUG_STATE_ACTIVE, next))
 			goto again;
 		t->astate = next;
 		unlock_bucket(b);
 		return;
 	}
-	misuse(b, t, w, "active_state", NULL, addr);
+	misuse_unlock(b, t, state, "active_state", NULL, addr);
 }
 
 /**
@@ -876,19 +845,12 @@ ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
 {
 	enum debug_obj_state state = ODEBUG_STATE_NOTAVAILABLE;
 	struct odebug_bucket *b;
-	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on())
 		return state;
 	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (t) {
-		/* One read: a lockless free may have made it FREED since the lookup. */
-		unsigned int s = odebug_word_state(odebug_tracker_word(t));
-
-		if (s != ODEBUG_WORD_FREED)
-			state = (enum debug_obj_state)s;
-	}
+	state = odebug_tracker_read(odebug_lookup(b, (uintptr_t)addr), &w);
 	unlock_bucket(b);
 	return state;
 }
