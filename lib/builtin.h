@@ -148,7 +148,7 @@ static inline bool odebug_mutex_cached(const void *addr)
 	 * mode: another thread's entry would still match its word).
 	 */
 	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_slot)) &&
-	       !(((const pthread_mutex_t *)addr)->__data.__kind & 128);
+	       !odebug_glibc_mutex_pshared(addr);
 #endif
 }
 
@@ -212,6 +212,20 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
+
+/* "builtin-glibc.c": what glibc's structures say (glibc.h) */
+bool odebug_glibc_mutex_is_static(void *addr);
+bool odebug_glibc_thread_alive(int tid);
+bool odebug_glibc_mutex_held(const void *addr);
+bool odebug_glibc_tracked_mode(const void *addr);
+bool odebug_glibc_rwlock_is_static(void *addr);
+bool odebug_glibc_always_static(void *addr);
+unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int waiting,
+					  unsigned int seen);
+bool odebug_glibc_barrier_is_static(void *addr);
+bool odebug_glibc_sem_is_static(void *addr);
+int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
+bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);
 
 /* nonowner.c: holds ended by a non-owner's unlock; an owner's name. */
 void odebug_orphan_add(uintptr_t addr, int owner);

@@ -9,6 +9,7 @@
 
 #include "types.h"
 #include "prim.h"
+#include "glibc.h"
 
 /* "init.c": the switch, the re-entry guard, process setup */
 /*
