@@ -18,7 +18,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "internal.h"
+#include "objects.h"
 
 unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 
@@ -31,18 +31,25 @@ struct stack_note {
 	uintptr_t stack;
 };
 
-static struct odebug_bucket *lock_bucket(const void *addr)
-{
-	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 
-	odebug_prefetch(b, (uintptr_t)addr);
-	odebug_bucket_lock(b);
-	return b;
-}
-
-static void unlock_bucket(struct odebug_bucket *b)
+__attribute__((noinline, cold)) bool odebug_bad_call_slow(const void *addr,
+		const struct debug_obj_descr *descr, const char *fn)
 {
-	odebug_bucket_unlock(b);
+	static unsigned long limit;
+	struct odebug_buf b;
+
+	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
+		odebug_buf_init(&b, 2);
+		odebug_puts(&b, "ODEBUG: ");
+		odebug_puts(&b, fn);
+		odebug_puts(&b, !addr ? " called with a NULL object" :
+			    !descr ? " called with a NULL descriptor" :
+			    !descr->name ? " called with a descriptor without a name" :
+			    " called with an address beyond 48 bits");
+		odebug_puts(&b, "; call ignored\n");
+		odebug_flush(&b);
+	}
+	return true;
 }
 
 /* Call a fixup, if any; count it when it fixed something.  (freecheck.c too.) */
@@ -62,7 +69,7 @@ bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
  * the misuse was decided (@state; a lockless call may have changed it since).
  * Returns the fixup's verdict.
  */
-static bool misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *t,
+bool odebug_misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *t,
 			  enum debug_obj_state state, const char *op,
 			  bool (*fn)(void *, enum debug_obj_state), void *addr)
 {
@@ -88,35 +95,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 	odebug_report(&o, op);
 }
 
-static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
-		const struct debug_obj_descr *descr, const char *fn)
-{
-	static unsigned long limit;
-	struct odebug_buf b;
 
-	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
-		odebug_buf_init(&b, 2);
-		odebug_puts(&b, "ODEBUG: ");
-		odebug_puts(&b, fn);
-		odebug_puts(&b, !addr ? " called with a NULL object" :
-			    !descr ? " called with a NULL descriptor" :
-			    !descr->name ? " called with a descriptor without a name" :
-			    " called with an address beyond 48 bits");
-		odebug_puts(&b, "; call ignored\n");
-		odebug_flush(&b);
-	}
-	return true;
-}
-
-/* NULL object or descriptor: one line (five at most), then a no-op. */
-static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
-			    const char *fn)
-{
-	/* Not NULL and below 2^48 in one compare (the word's address bits). */
-	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 && descr && descr->name))
-		return false;
-	return bad_call_slow(addr, descr, fn);
-}
 
 static void oom(void)
 {
@@ -293,13 +272,13 @@ again:
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse_unlock(b, t, state, "init", descr->fixup_init, addr);
+		odebug_misuse_unlock(b, t, state, "init", descr->fixup_init, addr);
 		return;
 	case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup: revive it */
 		unlock_bucket(b);
 		goto retry;
 	default:	/* DESTROYED */
-		misuse_unlock(b, t, state, "init", NULL, addr);
+		odebug_misuse_unlock(b, t, state, "init", NULL, addr);
 		return;
 	}
 }
@@ -419,12 +398,12 @@ again:
 				unlock_bucket(b);
 				return 0;
 			}
-			return misuse_unlock(b, t, state, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+			return odebug_misuse_unlock(b, t, state, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
 		case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup */
 			unlock_bucket(b);
 			goto restart;
 		default:	/* DESTROYED */
-			misuse_unlock(b, t, state, "activate", NULL, addr);
+			odebug_misuse_unlock(b, t, state, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -520,7 +499,7 @@ again:
 	default:	/* DESTROYED */
 		break;
 	}
-	misuse_unlock(b, t, state, "deactivate", NULL, addr);
+	odebug_misuse_unlock(b, t, state, "deactivate", NULL, addr);
 }
 
 /**
@@ -595,171 +574,17 @@ again:
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse_unlock(b, t, state, "destroy", descr->fixup_destroy, addr);
+		odebug_misuse_unlock(b, t, state, "destroy", descr->fixup_destroy, addr);
 		return;
 	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
 		return;
 	default:	/* DESTROYED */
-		misuse_unlock(b, t, state, "destroy", NULL, addr);
+		odebug_misuse_unlock(b, t, state, "destroy", NULL, addr);
 		return;
 	}
 }
 
-/*
- * The FREED tracker this thread made last: a thread keeps at most one.
- * Freeing another object reclaims the previous one unless an init revived
- * it meanwhile, so FREED trackers stay bounded (one per thread) even where
- * no free check ever sees their memory (static or stack objects, a build
- * without the free() interposer), while a free followed by an init of the
- * same object, the common case, never pays for an unlink.
- */
-static ODEBUG_TLS uint32_t last_freed;
-
-/* Unlink @index if it is still FREED (it may have been revived or reused). */
-static void reclaim_freed(uint32_t index)
-{
-	struct odebug_tracker *t = odebug_tracker_at(index);
-	struct odebug_bucket *b;
-	uint64_t w = odebug_tracker_word(t);
-	bool gone = false;
-
-	if (!odebug_word_freed(w))
-		return;
-	/* A FREED word is linked in its address's bucket: check it again there. */
-	b = lock_bucket((void *)odebug_word_addr(w));
-	if (odebug_tracker_word(t) == w) {
-		odebug_remove(b, t);
-		gone = true;
-	}
-	unlock_bucket(b);
-	if (gone)
-		odebug_pool_recycle(t);
-}
-
-/* This thread's FREED tracker, at its exit (pool.c) and after the selftest. */
-void odebug_reclaim_last_freed(void)
-{
-	uint32_t index = last_freed;
-
-	last_freed = 0;
-	if (index)
-		reclaim_freed(index);
-}
-
-/*
- * The tracker of @index just became FREED by a lockless free (counted
- * already): make it this thread's one FREED tracker and reclaim the
- * previous one.  The swap is made under the guard, since no lock is held:
- * a signal handler's debug_object_free() landing between the read and the
- * write of last_freed would lose its tracker from the bound (the handler's
- * call is ignored instead, as during any locked section of ours;
- * odebug_pool_count() guards the count the same way).
- */
-static inline void note_freed(uint32_t index)
-{
-	uint32_t prev;
-
-	odebug_guard_enter();
-	prev = last_freed;
-	last_freed = index;
-	odebug_guard_exit();
-	if (prev && prev != index)
-		reclaim_freed(prev);
-}
-
-/*
- * The lockless free (table.c's header): INIT, INACTIVE or DESTROYED to
- * FREED by one compare-and-swap, without the bucket lock.  False leaves
- * the call to the locked path: not found, ACTIVE (the misuse report and
- * fixup_free), NONE, busy set (astate, which only the locked path
- * changes, is not 0), a failed CAS, origins=1 (no lockless call there),
- * and the kernel-style table (odebug_peek() finds nothing there).  Every
- * locked reader that looked the tracker up before this CAS finds FREED
- * when it reads the word again, and treats the object as untracked.
- */
-static inline bool fast_free(void *addr)
-{
-	struct odebug_tracker *t;
-	uint64_t w;
-
-	if (unlikely(odebug_opt.origins))
-		return false;
-	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_busy(w))
-		return false;
-	switch (odebug_word_state(w)) {
-	case ODEBUG_STATE_INIT:
-	case ODEBUG_STATE_INACTIVE:
-	case ODEBUG_STATE_DESTROYED:
-		if (!odebug_tracker_free(t, w))
-			return false;
-		odebug_pool_count(false);
-		note_freed(odebug_tracker_index(t));
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* The locked free, out of line (see activate_slow()). */
-static __attribute__((noinline)) void
-free_slow(void *addr, const struct debug_obj_descr *descr)
-{
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-	uint64_t w;
-
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-again:
-	switch (odebug_tracker_read(t, &w)) {
-	case ODEBUG_STATE_ACTIVE:
-		misuse_unlock(b, t, ODEBUG_STATE_ACTIVE, "free", descr->fixup_free, addr);
-		return;
-	case ODEBUG_STATE_NOTAVAILABLE:	/* untracked, or a lockless free counted it */
-		unlock_bucket(b);
-		return;
-	default:
-		break;
-	}
-	/* To FREED by CAS (kernel-style: unlinked): a lockless activate now fails, or came first. */
-	switch (odebug_release(b, t, w)) {
-	case -1:
-		goto again;
-	case 1:
-		unlock_bucket(b);
-		odebug_pool_free(t);
-		return;
-	default: {
-		uint32_t prev = last_freed;
-
-		last_freed = odebug_tracker_index(t);
-		unlock_bucket(b);
-		if (prev && prev != last_freed)
-			reclaim_freed(prev);
-		return;
-	}
-	}
-}
-
-/**
- * debug_object_free - debug checks when an object is freed
- * @addr:	address of the object
- * @descr:	pointer to an object specific debug description structure
- *
- * Stops tracking the object.  Freeing an ACTIVE object is reported and
- * fixup_free(ACTIVE) is called; the tracker stays for the fixup to free.
- */
-ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
-{
-	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
-		return;
-	odebug_check_returned();
-	if (likely(fast_free(addr)))
-		return;
-	free_slow(addr, descr);
-}
 
 /**
  * debug_object_assert_init - debug checks when an object should be
@@ -831,7 +656,7 @@ again:
 		unlock_bucket(b);
 		return;
 	}
-	misuse_unlock(b, t, state, "active_state", NULL, addr);
+	odebug_misuse_unlock(b, t, state, "active_state", NULL, addr);
 }
 
 /**
