@@ -258,7 +258,6 @@ void odebug_symbolize_begin(void);
 int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 		     struct odebug_frame *out, int max);
 void odebug_symbolize_child(void);
-bool odebug_symbolize_running(void);
 
 /* "helper.c": a helper process on a socket, started without fork() */
 struct odebug_helper {
