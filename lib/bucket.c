@@ -76,7 +76,7 @@ void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_trac
 	o->dead = false;
 	o->name = NULL;		/* the tracker's descriptor: resolved before use */
 	o->addr = odebug_word_addr(w);
-	o->descr = odebug_descr_at(odebug_word_slot(w));
+	o->descr = odebug_word_descr(w);
 	o->astate = t->astate;
 	o->state = (enum debug_obj_state)odebug_word_state(w);
 	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
@@ -102,7 +102,7 @@ bool odebug_tracker_snapshot_active(struct odebug_snapshot *o, struct odebug_tra
 
 	if (odebug_word_state(w) != ODEBUG_STATE_ACTIVE)
 		return false;
-	if (claim && !odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+	if (claim && !odebug_tracker_retire(t, w))
 		return false;
 	odebug_tracker_snapshot(o, t);
 	o->state = ODEBUG_STATE_ACTIVE;

@@ -14,7 +14,7 @@
  * tracker is first synced from the mutex (mutex_sync(), and
  * odebug_builtin_sync_range() under the free check's bucket lock), then
  * the engine decides as for any object.  Three kinds of mutex keep the
- * hold in the tracker instead ("tracked" mode, tracked_mode()): one on the
+ * hold in the tracker instead ("tracked" mode, odebug_glibc_tracked_mode()): one on the
  * locking thread's stack (its memory is dead when the exit and
  * returned-frame checks look), a process-shared one (its words show other
  * processes' holds; only this process's are checked) and every mutex with
@@ -37,7 +37,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "builtin.h"
@@ -51,7 +50,7 @@ int odebug_builtin_on;
 static unsigned long builtin_limit;
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-uint64_t odebug_mutex_slot_bits;
+unsigned int odebug_mutex_slot;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 ODEBUG_TLS int odebug_self_tid;
 
@@ -80,164 +79,6 @@ static bool over_limit(void)
 bool odebug_builtin_full(void)
 {
 	return over_limit();
-}
-
-/* --- glibc's structures (x86-64 and the other LP64 layouts, 2.34+) --- */
-
-static const pthread_mutex_t *as_mutex(const void *p) { return p; }
-
-/*
- * A mutex nobody initialised through us: a static initializer (normal,
- * recursive, error-checking or adaptive), zero-filled memory, or one
- * initialised before libodebug started.  Garbage fails this: a kind glibc
- * never writes, or robust-list links on a mutex that is not robust.
- */
-static bool mutex_is_static(void *addr)
-{
-	const pthread_mutex_t *m = as_mutex(addr);
-	int kind = m->__data.__kind;
-
-	if (kind & ~0x3f3)
-		return false;
-	return (kind & 16)	/* robust: the list links are in use */ ||
-	       (!m->__data.__list.__prev && !m->__data.__list.__next);
-}
-
-/*
- * Is thread @tid of this process alive?  (tgkill with signal 0 sends
- * nothing; a system call, made only for a mutex that looks held.)
- */
-static bool thread_alive(int tid)
-{
-	int saved, r;
-
-	if (tid == odebug_b_self())
-		return true;
-	saved = errno;
-	r = (int)syscall(SYS_tgkill, getpid(), tid, 0);
-	r = r == 0 || errno == EPERM;
-	errno = saved;
-	return r;
-}
-
-/*
- * Is the mutex held, as its words say?  Also a plausibility test: the
- * memory may no longer be a mutex (one never destroyed, its block reused
- * for other data, then freed or initialised again: the kernel's rule says
- * silence), so only a valid kind, a lock word of that kind (1 or 2 for
- * the normal kinds, the owner's thread id with the waiters bit for robust
- * and priority-inheriting ones, the ceiling plus 1 or 2 for
- * priority-protected ones), a user count glibc raised (__nusers: every
- * lock counts itself until its unlock) and an owner that is a live thread
- * of this process count.  Data that passes all of it is reported as a
- * held mutex: RELIABILITY.md says so.
- */
-static bool mutex_held(const void *addr)
-{
-	const pthread_mutex_t *m = as_mutex(addr);
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-	int lock = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
-	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
-	bool ok;
-
-	if ((kind & ~0x3f3) || !lock || owner <= 0 ||
-	    !__atomic_load_n(&m->__data.__nusers, __ATOMIC_RELAXED))
-		return false;
-	if (kind & 64)		/* PRIO_PROTECT: the ceiling lives above bit 19 */
-		lock &= 0x7ffff;
-	if (kind & 32 || (kind & (16 | 64)) == 16)	/* PI, robust: a thread id */
-		ok = true;
-	else
-		ok = lock == 1 || lock == 2;
-	return ok && thread_alive(owner);
-}
-
-/*
- * Where this mutex's hold is kept: true in its tracker (on the calling
- * thread's stack, process-shared, or origins=1; the header says why),
- * false in glibc's words.  Lock and unlock by the same thread agree.
- */
-static inline bool tracked_mode(const void *addr)
-{
-	uintptr_t base;
-
-	return unlikely(odebug_opt.origins) ||
-	       (as_mutex(addr)->__data.__kind & 128) ||	/* PTHREAD_MUTEX_PSHARED_BIT */
-	       odebug_on_stack((uintptr_t)addr, &base);
-}
-
-/* PTHREAD_RWLOCK_INITIALIZER and its writer-preferring variant, or init'ed. */
-static bool rwlock_is_static(void *addr)
-{
-	const pthread_rwlock_t *rw = addr;
-	static const unsigned char zero[7];
-
-	return rw->__data.__flags <= 2 && rw->__data.__shared <= 1 &&
-	       !rw->__data.__pad2 && !rw->__data.__pad3 && !rw->__data.__pad4 &&
-	       !memcmp(rw->__data.__pad1, zero, sizeof(zero));
-}
-
-/* No initializer, and a plain int: any value may be an initialised one. */
-static bool always_static(void *addr)
-{
-	(void)addr;
-	return true;
-}
-
-/* glibc's struct pthread_barrier: in, current_round, count, shared, out. */
-struct glibc_barrier {
-	unsigned int in, current_round, count;
-	int shared;
-	unsigned int out;
-};
-
-/*
- * Which arrival of its round a barrier wait is (0: the last, which releases
- * them all), decided under the bucket lock.  Counted by the tracker while
- * it has waiters: glibc's own count (@seen, read before the wait) misses
- * an arrival that has not reached glibc's increment yet, so two threads
- * arriving at once both saw themselves first, and a barrier destroyed
- * right after its last wait was "destroy active" (1 run in 3 of 20,000
- * rounds).  After a round, the next arrival is the first; glibc's count is
- * used only for a tracker that has counted nothing (INIT: just
- * initialised, or tracked again after the free check dropped it while
- * threads waited).
- */
-static unsigned int barrier_arrival(void *addr, int state, unsigned int waiting,
-				    unsigned int seen)
-{
-	const struct glibc_barrier *b = addr;
-	unsigned int count = __atomic_load_n(&b->count, __ATOMIC_RELAXED), n;
-
-	if (state == ODEBUG_STATE_ACTIVE)
-		n = waiting + 1;
-	else if (state == ODEBUG_STATE_INACTIVE)
-		n = 1;
-	else
-		n = seen ? seen : count;
-	return count && n < count ? n : 0;
-}
-
-/* No initializer: only pthread_barrier_init (count >= 1) makes one. */
-static bool barrier_is_static(void *addr)
-{
-	const struct glibc_barrier *b = addr;
-
-	return b->count && (b->shared == 0 || b->shared == 128);
-}
-
-/* glibc's struct new_sem (LP64): value and waiters, private, pad. */
-struct glibc_sem {
-	unsigned long data;
-	int private;
-	int pad;
-};
-
-static bool sem_is_static(void *addr)
-{
-	const struct glibc_sem *s = addr;
-
-	return (s->private == 0 || s->private == 128) && !s->pad;
 }
 
 /* --- fixups: they keep the table true to the object; never touch it --- */
@@ -269,12 +110,12 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d);
 		.fixup_activate = fixup_activate_##var,			\
 	}
 
-DESCR(odebug_mutex_descr, "pthread_mutex", mutex_is_static);
-DESCR(odebug_rwlock_descr, "pthread_rwlock", rwlock_is_static);
-DESCR(odebug_spin_descr, "pthread_spinlock", always_static);
-DESCR(odebug_cond_descr, "pthread_cond", always_static);
-DESCR(odebug_barrier_descr, "pthread_barrier", barrier_is_static);
-DESCR(odebug_sem_descr, "sem", sem_is_static);
+DESCR(odebug_mutex_descr, "pthread_mutex", odebug_glibc_mutex_is_static);
+DESCR(odebug_rwlock_descr, "pthread_rwlock", odebug_glibc_rwlock_is_static);
+DESCR(odebug_spin_descr, "pthread_spinlock", odebug_glibc_always_static);
+DESCR(odebug_cond_descr, "pthread_cond", odebug_glibc_always_static);
+DESCR(odebug_barrier_descr, "pthread_barrier", odebug_glibc_barrier_is_static);
+DESCR(odebug_sem_descr, "sem", odebug_glibc_sem_is_static);
 
 static bool is_builtin(const struct debug_obj_descr *d)
 {
@@ -303,33 +144,30 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 	if (unlikely(odebug_opt.origins))
 		return -1;
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_descr_at(odebug_word_slot(w)) != d)
+	if (!t || odebug_word_descr(w) != d)
 		return -1;
 	state = odebug_word_state(w);
 	if (op == BOP_USE) {	/* glibc keeps the hold: once INACTIVE, no write */
 		if (state == ODEBUG_STATE_INACTIVE || state == ODEBUG_STATE_ACTIVE)
 			return (int)state;
-		if (state != ODEBUG_STATE_INIT || (w & ODEBUG_WORD_BUSY))
+		if (state != ODEBUG_STATE_INIT || odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE) ? (int)state : -1;
 	}
 	switch (state) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 		if (op == BOP_UNLOCK)
 			return (int)state;	/* not held: no change */
-		if (w & ODEBUG_WORD_BUSY)
+		if (odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE) ? (int)state : -1;
 	case ODEBUG_STATE_ACTIVE:
 		if (op == BOP_LOCK)
 			return (int)state;	/* a release we missed: no change */
-		if (w & ODEBUG_WORD_BUSY)
+		if (odebug_word_busy(w))
 			return -1;
-		return odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_INACTIVE, 0)) ?
-		       (int)state : -1;
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE) ? (int)state : -1;
 	case ODEBUG_STATE_DESTROYED:
 		return (int)state;	/* the locked step changes nothing either */
 	default:		/* NONE: a tracker being made */
@@ -352,23 +190,16 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, uns
 		origin = odebug_origin_here();
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_NOTAVAILABLE;
-	}
 again:
-	w = odebug_tracker_word(t);
-	/* A lockless debug_object_free() since the lookup: untracked now (table.c's header). */
-	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+	state = next = (int)odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE) {
 		odebug_bucket_unlock(b);
 		return ODEBUG_STATE_NOTAVAILABLE;
 	}
-	if (d ? odebug_descr_at(odebug_word_slot(w)) != d :
-		!is_builtin(odebug_descr_at(odebug_word_slot(w)))) {
+	if (d ? odebug_word_descr(w) != d : !is_builtin(odebug_word_descr(w))) {
 		odebug_bucket_unlock(b);
 		return ODEBUG_STATE_FOREIGN;
 	}
-	state = next = (int)odebug_word_state(w);
 	astate = t->astate;
 	switch (op) {
 	case BOP_PEEK:
@@ -379,9 +210,9 @@ again:
 		break;
 	case BOP_SYNC:
 		if (state == ODEBUG_STATE_DESTROYED ||
-		    (as_mutex(addr)->__data.__kind & 128))	/* process-shared: tracked */
+		    odebug_glibc_mutex_pshared(addr))	/* process-shared: tracked */
 			break;
-		if (mutex_held(addr))
+		if (odebug_glibc_mutex_held(addr))
 			next = ODEBUG_STATE_ACTIVE;
 		else if (state == ODEBUG_STATE_ACTIVE)
 			next = ODEBUG_STATE_INACTIVE;
@@ -402,7 +233,7 @@ again:
 	case BOP_ARRIVE:	/* @arg: glibc's count of arrivals with ours, 0: the last */
 		if (state == ODEBUG_STATE_DESTROYED)
 			break;
-		astate = barrier_arrival(addr, state, astate, arg);
+		astate = odebug_glibc_barrier_arrival(addr, state, astate, arg);
 		next = astate ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE;
 		break;
 	case BOP_UNLOCK:
@@ -430,7 +261,7 @@ again:
 	}
 	if (next != state || astate != t->astate) {
 		/* A lockless lock or unlock may have changed the word: decide again. */
-		if (!odebug_tracker_cas(t, w, odebug_word_set(w, (unsigned int)next, astate)))
+		if (!odebug_tracker_move_busy(t, w, (unsigned int)next, astate))
 			goto again;
 		t->astate = astate;
 		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BOP_ARRIVE)
@@ -533,16 +364,15 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
 		.addr = (uintptr_t)addr, .descr = d, .astate = 0,
 		.state = ODEBUG_STATE_NOTAVAILABLE,
 	};
+	enum debug_obj_state state;
 	uint64_t w;
 
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	/* One read of the word: a lockless free may have made it FREED since the lookup. */
-	w = t ? odebug_tracker_word(t) : 0;
-	if (t && odebug_word_state(w) != ODEBUG_WORD_FREED &&
-	    odebug_descr_at(odebug_word_slot(w)) == d) {
+	state = odebug_tracker_read(t, &w);
+	if (state != ODEBUG_STATE_NOTAVAILABLE && odebug_word_descr(w) == d) {
 		o.astate = t->astate;
-		o.state = (enum debug_obj_state)odebug_word_state(w);
+		o.state = state;
 		o.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 		o.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
 	}
@@ -566,7 +396,7 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
 		debug_object_activate(addr, d);
 	/* Tracking looked up this thread's stack: the mutex's mode may be known now. */
 	if (d == &odebug_mutex_descr && (op == BOP_LOCK || op == BOP_USE))
-		op = tracked_mode(addr) ? BOP_LOCK : BOP_USE;
+		op = odebug_glibc_tracked_mode(addr) ? BOP_LOCK : BOP_USE;
 	return odebug_builtin_step(addr, d, op, arg);
 }
 
@@ -602,7 +432,7 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 	case ODEBUG_STATE_ACTIVE:
 		if (odebug_load(&forked) &&
 		    (d != &odebug_mutex_descr ||
-		     as_mutex(addr)->__data.__owner != odebug_b_self()))
+		     odebug_glibc_as_mutex(addr)->__data.__owner != odebug_b_self()))
 			odebug_builtin_step(addr, d, BOP_RESET, 0);
 		break;
 	default:
@@ -679,11 +509,10 @@ static void mcache_update(void *addr, bool tracked)
 		return;
 	}
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
+	if (!t || odebug_word_descr(w) != &odebug_mutex_descr)
 		return;
-	if (!odebug_load(&odebug_mutex_slot_bits))
-		odebug_store(&odebug_mutex_slot_bits,
-			     (uint64_t)odebug_word_slot(w) << ODEBUG_DESCR_SHIFT);
+	if (!odebug_load(&odebug_mutex_slot))
+		odebug_store(&odebug_mutex_slot, odebug_word_slot(w));
 	*e = t;
 #else
 	(void)addr, (void)tracked;
@@ -696,7 +525,7 @@ void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop 
 	int state;
 
 	if (d == &odebug_mutex_descr) {
-		tracked = tracked_mode(addr);
+		tracked = odebug_glibc_tracked_mode(addr);
 		if (!tracked)
 			op = BOP_USE;	/* glibc's words keep the hold: nothing to write */
 	}
@@ -711,7 +540,7 @@ void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop 
 		     state != ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_FOREIGN)) {
 		lock_slow(addr, d, op, state);
 		if (d == &odebug_mutex_descr)
-			tracked = tracked_mode(addr);	/* the stack may be known now */
+			tracked = odebug_glibc_tracked_mode(addr);	/* the stack may be known now */
 	}
 	if (d == &odebug_mutex_descr)
 		mcache_update(addr, tracked);
@@ -778,11 +607,11 @@ static bool post_changes_nothing(void *addr)
 
 	if (!t)		/* untracked, or a walk that gave up */
 		return !odebug_range_may_hold((uintptr_t)addr, (uintptr_t)addr + 1);
-	if (odebug_descr_at(odebug_word_slot(w)) != &odebug_sem_descr)
+	if (odebug_word_descr(w) != &odebug_sem_descr)
 		return true;	/* another owner's object (ODEBUG_STATE_FOREIGN) */
 	state = odebug_word_state(w);
 	return state == ODEBUG_STATE_INIT || state == ODEBUG_STATE_INACTIVE ||
-	       state == ODEBUG_WORD_FREED;
+	       odebug_word_freed(w);
 }
 
 /* Before sem_post(), with the semaphore family on; errno kept. */
@@ -810,55 +639,17 @@ void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d)
 	odebug_b_lock(addr, d, BOP_LOCK);
 }
 
-/*
- * Who holds the mutex, as glibc sees it: the thread id in the lock word of
- * robust and priority-inheriting mutexes (their __owner says INCONSISTENT
- * after EOWNERDEAD, held all the same), __owner for the others.
- */
-static int mutex_owner(const pthread_mutex_t *m)
-{
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-
-	if (kind & 32 || (kind & (16 | 64)) == 16)
-		return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff;
-	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
-}
-
-/*
- * Does glibc refuse the unlock of a thread that is not the owner (EPERM)?
- * Error-checking, recursive, robust, priority-inheriting and -protecting
- * mutexes: nothing changes.  Normal and adaptive ones are released.
- */
-static bool unlock_checks_owner(const pthread_mutex_t *m)
-{
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-
-	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP ||
-	       (kind & 3) == PTHREAD_MUTEX_ERRORCHECK_NP || (kind & (16 | 32 | 64));
-}
-
-/*
- * A held mutex unlocked by a thread that does not hold it: "unlock
- * non-owner", reported at the culprit's call with the owner's thread (the
- * report reads it from the words, still the owner's).  Only when the
- * owner is a live thread of this process (mutex_held()): a holder that
- * exited, another process's holder of a process-shared mutex, or the
- * parent's thread in a fork() child hand nothing to check.  When glibc
- * releases it, the hold ends (the tracker follows) and the owner's own
- * unlock to come is expected (nonowner.c); when glibc refuses, nothing
- * changes.  False: the caller holds it, or nobody checkable does.
- */
 static bool unlock_by_nonowner(void *addr)
 {
-	const pthread_mutex_t *m = as_mutex(addr);
-	int owner = mutex_owner(m), saved;
+	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
+	int owner = odebug_glibc_mutex_owner(m), saved;
 
-	if (owner == odebug_b_self() || owner <= 0 || !mutex_held(addr))
+	if (owner == odebug_b_self() || owner <= 0 || !odebug_glibc_mutex_held(addr))
 		return false;
 	saved = errno;
 	mutex_sync(addr);
 	odebug_b_misuse(addr, &odebug_mutex_descr, "unlock non-owner");
-	if (!unlock_checks_owner(m)) {
+	if (!odebug_glibc_unlock_checks_owner(m)) {
 		odebug_builtin_step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
 		odebug_orphan_add((uintptr_t)addr, owner);
 	}
@@ -876,7 +667,7 @@ static bool unlock_by_nonowner(void *addr)
  */
 void odebug_b_mutex_unlock(void *addr)
 {
-	const pthread_mutex_t *m = as_mutex(addr);
+	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
 
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
@@ -895,7 +686,7 @@ void odebug_b_mutex_unlock(void *addr)
 	/* A recursive mutex relocked by its owner: only the last unlock counts. */
 	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
 		return;
-	if (tracked_mode(addr))
+	if (odebug_glibc_tracked_mode(addr))
 		step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
 
@@ -911,7 +702,7 @@ void odebug_b_rwlock_unlock(void *addr)
 	int cur = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
 	bool writer = cur == odebug_b_self();
 
-	if (unlikely(cur && !writer) && thread_alive(cur)) {
+	if (unlikely(cur && !writer) && odebug_glibc_thread_alive(cur)) {
 		odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
 		return;
 	}
@@ -944,7 +735,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
  */
 void odebug_b_cond_wait_begin(void *cond, void *mutex)
 {
-	const pthread_mutex_t *m = as_mutex(mutex);
+	const pthread_mutex_t *m = odebug_glibc_as_mutex(mutex);
 
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) ||
 		     m->__data.__owner != odebug_b_self())) {
@@ -953,7 +744,7 @@ void odebug_b_cond_wait_begin(void *cond, void *mutex)
 	}
 	odebug_b_use(cond, &odebug_cond_descr, BOP_WAIT, 0, "wait");
 	/* glibc's words show the release inside the wait by themselves. */
-	if (tracked_mode(mutex) &&
+	if (odebug_glibc_tracked_mode(mutex) &&
 	    !((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
 		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_UNLOCK, 0);
 }
@@ -963,129 +754,10 @@ void odebug_b_cond_wait_end(void *cond, void *mutex)
 {
 	int saved = errno;
 
-	if (tracked_mode(mutex))
+	if (odebug_glibc_tracked_mode(mutex))
 		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_LOCK, 0);
 	odebug_builtin_step(cond, &odebug_cond_descr, BOP_WAKE_ONE, 0);
 	errno = saved;
-}
-
-/* --- the free check's sync ------------------------------------------- */
-
-struct sync_range {
-	uintptr_t start, end;
-	bool copy;	/* read the mutex by a copy: it may be unmapped (exit) */
-};
-
-/* @m's words, read safely: false when @addr is not readable. */
-static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
-{
-	struct iovec local = { m, sizeof(*m) }, remote = { (void *)addr, sizeof(*m) };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*m);
-}
-
-/*
- * One tracker on a chain the free check is about to walk: a mutex in the
- * range takes the hold its words show (they are live: the memory is not
- * released yet).  Process-shared ones keep the tracker's (this process's
- * holds only).  Each change is a compare-and-swap against the word it was
- * decided on, as table.c's header requires of every writer; a lockless
- * BOP_USE may race it, so it decides again.  The walk itself only reads
- * the chains (the tracker is the pool's, writable).
- */
-static bool sync_one(const struct odebug_tracker *ct, void *ctx)
-{
-	struct odebug_tracker *t = (struct odebug_tracker *)ct;
-	const struct sync_range *r = ctx;
-	unsigned int state, next;
-	pthread_mutex_t copy;
-	const void *words;
-	uintptr_t addr, base;
-	uint64_t w;
-
-again:
-	w = odebug_tracker_word(t);
-	addr = odebug_word_addr(w);
-	if (addr < r->start || addr >= r->end ||
-	    odebug_descr_at(odebug_word_slot(w)) != &odebug_mutex_descr)
-		return false;
-	state = next = odebug_word_state(w);
-	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
-	    state != ODEBUG_STATE_ACTIVE)
-		return false;
-	words = (const void *)addr;
-	/* At exit, a mutex on this thread's stack: the tracker keeps its hold
-	 * (tracked mode), and its frame may have returned unseen. */
-	if (r->copy && odebug_on_stack(addr, &base))
-		return false;
-	if (r->copy) {
-		if (!mutex_copy(addr, &copy))
-			return false;
-		words = &copy;
-	}
-	if (as_mutex(words)->__data.__kind & 128)	/* process-shared */
-		return false;
-	if (mutex_held(words))
-		next = ODEBUG_STATE_ACTIVE;
-	else if (state == ODEBUG_STATE_ACTIVE)
-		next = ODEBUG_STATE_INACTIVE;
-	if (next != state && !odebug_tracker_cas(t, w, odebug_word_set(w, next, t->astate)))
-		goto again;
-	return false;
-}
-
-void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
-			      uintptr_t start, uintptr_t end)
-{
-	struct sync_range r = { start, end, false };
-
-	odebug_bucket_each(b, chains, sync_one, &r);
-}
-
-/* The same for report_active_at_exit's walk, over memory maybe gone. */
-void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
-{
-	struct sync_range r = { 0, UINTPTR_MAX, true };
-
-	if (odebug_load(&odebug_mutex_derived))
-		odebug_bucket_each(b, chains, sync_one, &r);
-}
-
-/* --- reports and process life ---------------------------------------- */
-
-/*
- * The owner of a held mutex or write-held rwlock, as glibc records it (0:
- * none shown).  Read with process_vm_readv: the memory may be gone by the
- * time an exit-time report looks.  Never from memory known dead (a frame
- * that returned, a thread's stack at its exit, an unloaded module: the
- * copy of the tracker is all there is), and only an owner that is a live
- * thread of this process (the words of a frame that returned unseen, read
- * at exit, are any bytes).
- */
-int odebug_builtin_owner(const struct odebug_snapshot *o)
-{
-	pthread_mutex_t m;
-	pthread_rwlock_t rw;
-	struct iovec local, remote = { (void *)o->addr, 0 };
-	int owner = 0;
-
-	if (o->state != ODEBUG_STATE_ACTIVE || o->dead ||
-	    (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)))
-		return 0;
-	if (o->descr == &odebug_mutex_descr) {
-		local = (struct iovec){ &m, sizeof(m) };
-		remote.iov_len = sizeof(m);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(m))
-			return 0;
-		owner = m.__data.__lock ? mutex_owner(&m) : 0;
-	} else if (o->descr == &odebug_rwlock_descr) {
-		local = (struct iovec){ &rw, sizeof(rw) };
-		remote.iov_len = sizeof(rw);
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(rw))
-			return 0;
-		owner = (int)rw.__data.__cur_writer;
-	}
-	return owner > 0 && thread_alive(owner) ? owner : 0;
 }
 
 static void fork_child(void)

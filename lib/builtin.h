@@ -127,7 +127,7 @@ static inline bool odebug_mutex_mine(const void *addr)
  */
 #define ODEBUG_MCACHE_BITS	5
 extern ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-extern uint64_t odebug_mutex_slot_bits;	/* the mutex descriptor's slot, in a word */
+extern unsigned int odebug_mutex_slot;	/* the mutex descriptor's registry slot */
 
 static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
 {
@@ -147,10 +147,8 @@ static inline bool odebug_mutex_cached(const void *addr)
 	 * re-initialised process-shared since the entry was made (tracked
 	 * mode: another thread's entry would still match its word).
 	 */
-	return t && (odebug_tracker_word(t) | 1) ==
-		    (odebug_word((uintptr_t)addr, 0, ODEBUG_STATE_ACTIVE) |
-		     odebug_load(&odebug_mutex_slot_bits)) &&
-	       !(((const pthread_mutex_t *)addr)->__data.__kind & 128);
+	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_slot)) &&
+	       !odebug_glibc_mutex_pshared(addr);
 #endif
 }
 
@@ -214,6 +212,20 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
+
+/* "builtin-glibc.c": what glibc's structures say (glibc.h) */
+bool odebug_glibc_mutex_is_static(void *addr);
+bool odebug_glibc_thread_alive(int tid);
+bool odebug_glibc_mutex_held(const void *addr);
+bool odebug_glibc_tracked_mode(const void *addr);
+bool odebug_glibc_rwlock_is_static(void *addr);
+bool odebug_glibc_always_static(void *addr);
+unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int waiting,
+					  unsigned int seen);
+bool odebug_glibc_barrier_is_static(void *addr);
+bool odebug_glibc_sem_is_static(void *addr);
+int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
+bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);
 
 /* nonowner.c: holds ended by a non-owner's unlock; an owner's name. */
 void odebug_orphan_add(uintptr_t addr, int owner);

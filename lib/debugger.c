@@ -121,12 +121,10 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 		return;
 	}
 	t = odebug_lookup(bucket, (uintptr_t)addr);
-	/* One read: a lockless free may have made the word FREED since the lookup. */
-	w = t ? odebug_tracker_word(t) : 0;
-	if (t && odebug_word_state(w) != ODEBUG_WORD_FREED) {
+	o.state = odebug_tracker_read(t, &w);
+	if (o.state != ODEBUG_STATE_NOTAVAILABLE) {
 		found = true;
-		o.descr = odebug_descr_at(odebug_word_slot(w));
-		o.state = (enum debug_obj_state)odebug_word_state(w);
+		o.descr = odebug_word_descr(w);
 		o.astate = t->astate;
 		o.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
 		o.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);

@@ -3,18 +3,22 @@
  * debugobjects.c - the state machine: the kernel's lib/debugobjects.c,
  * cell by cell, in userspace.
  *
- * Every operation has the same shape: find the bucket, take its lock, look
- * the object up (allocating a tracker where the operation may), apply the
- * legal transition or copy the tracker into a snapshot, drop the lock, and
- * only then report and call the fixup.  Fixups therefore run with no lock of
- * ours held and may call back into the API, and nothing reads a tracker once
- * its lock is released.
+ * activate, deactivate and free first try the lockless path: odebug_peek()
+ * and one transition of the tracker's word (tracker.h), which does
+ * nothing but a legal change of INIT, INACTIVE or ACTIVE (and DESTROYED,
+ * for the free).  Everything else, and every other operation, takes the
+ * locked path: find the bucket, take its lock, look the object up
+ * (allocating a tracker where the operation may), read its state with
+ * odebug_tracker_read() and apply the legal transition, or copy the
+ * tracker into a snapshot, drop the lock, and only then report and call
+ * the fixup.  Fixups therefore run with no lock of ours held and may call
+ * back into the API, and nothing reads a tracker once its lock is released.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 
-#include "internal.h"
+#include "objects.h"
 
 unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 
@@ -27,18 +31,25 @@ struct stack_note {
 	uintptr_t stack;
 };
 
-static struct odebug_bucket *lock_bucket(const void *addr)
-{
-	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 
-	odebug_prefetch(b, (uintptr_t)addr);
-	odebug_bucket_lock(b);
-	return b;
-}
-
-static void unlock_bucket(struct odebug_bucket *b)
+__attribute__((noinline, cold)) bool odebug_bad_call_slow(const void *addr,
+		const struct debug_obj_descr *descr, const char *fn)
 {
-	odebug_bucket_unlock(b);
+	static unsigned long limit;
+	struct odebug_buf b;
+
+	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
+		odebug_buf_init(&b, 2);
+		odebug_puts(&b, "ODEBUG: ");
+		odebug_puts(&b, fn);
+		odebug_puts(&b, !addr ? " called with a NULL object" :
+			    !descr ? " called with a NULL descriptor" :
+			    !descr->name ? " called with a descriptor without a name" :
+			    " called with an address beyond 48 bits");
+		odebug_puts(&b, "; call ignored\n");
+		odebug_flush(&b);
+	}
+	return true;
 }
 
 /* Call a fixup, if any; count it when it fixed something.  (freecheck.c too.) */
@@ -53,32 +64,19 @@ bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 }
 
 /*
- * Move @t from the word @w to @state, the bucket lock held.  False when a
- * lockless call changed the word since @w was read: the caller reads it
- * again and decides again (table.c's header: every write is a CAS).
- */
-static bool set_state(struct odebug_tracker *t, uint64_t w, enum debug_obj_state state)
-{
-	/* No change: the read of @w is where the call takes effect. */
-	if (odebug_word_state(w) == state)
-		return true;
-	return odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | state);
-}
-
-/*
- * A misuse of a tracked object: copy the tracker, drop the lock, report,
- * then call the fixup (if any) with the state the tracker had when the
- * misuse was decided (@w; a lockless call may have changed it since).
+ * A misuse of a tracked object: copy the tracker, drop the bucket lock,
+ * report, then call the fixup (if any) with the state the tracker had when
+ * the misuse was decided (@state; a lockless call may have changed it since).
  * Returns the fixup's verdict.
  */
-static bool misuse(struct odebug_bucket *b, const struct odebug_tracker *t, uint64_t w,
-		   const char *op, bool (*fn)(void *, enum debug_obj_state),
-		   void *addr)
+bool odebug_misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *t,
+			  enum debug_obj_state state, const char *op,
+			  bool (*fn)(void *, enum debug_obj_state), void *addr)
 {
 	struct odebug_snapshot o;
 
 	odebug_tracker_snapshot(&o, t);
-	o.state = (enum debug_obj_state)odebug_word_state(w);
+	o.state = state;
 	unlock_bucket(b);
 	odebug_report(&o, op);
 	return odebug_fixup(fn, addr, o.state);
@@ -97,39 +95,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 	odebug_report(&o, op);
 }
 
-static __attribute__((noinline, cold)) bool bad_call_slow(const void *addr,
-		const struct debug_obj_descr *descr, const char *fn)
-{
-	static unsigned long limit;
-	struct odebug_buf b;
 
-	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
-		odebug_buf_init(&b, 2);
-		odebug_puts(&b, "ODEBUG: ");
-		odebug_puts(&b, fn);
-		odebug_puts(&b, !addr ? " called with a NULL object" :
-			    !descr ? " called with a NULL descriptor" :
-			    (uintptr_t)descr & ODEBUG_STATE_BITS ?
-			    " called with a misaligned descriptor" :
-			    !descr->name ? " called with a descriptor without a name" :
-			    " called with an address beyond 48 bits");
-		odebug_puts(&b, "; call ignored\n");
-		odebug_flush(&b);
-	}
-	return true;
-}
-
-/* NULL object or descriptor: one line (five at most), then a no-op. */
-static inline bool bad_call(const void *addr, const struct debug_obj_descr *descr,
-			    const char *fn)
-{
-	/* Not NULL and below 2^48 in one compare; not NULL and aligned in another. */
-	if (likely((uintptr_t)addr - 1 < ODEBUG_ADDR_LIMIT - 1 &&
-		   ((uintptr_t)descr & ~(uintptr_t)ODEBUG_STATE_BITS) &&
-		   !((uintptr_t)descr & ODEBUG_STATE_BITS) && descr->name))
-		return false;
-	return bad_call_slow(addr, descr, fn);
-}
 
 static void oom(void)
 {
@@ -178,12 +144,13 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		bool alloc_ifstatic, enum miss *miss, struct stack_note *note, bool *made)
 {
 	struct odebug_tracker *t = odebug_lookup_any(b, (uintptr_t)addr);
-	enum debug_obj_state state = ODEBUG_STATE_INIT;
 	uintptr_t stack;
+	uint64_t w;
 	bool is_on;
 	int slot;
 
-	if (t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED)
+	/* Tracked; or not, or FREED (revived below). */
+	if (odebug_tracker_read(t, &w) != ODEBUG_STATE_NOTAVAILABLE)
 		return t;
 	if (alloc_ifstatic) {
 		if (!descr->is_static_object || !descr->is_static_object(addr)) {
@@ -207,15 +174,14 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
 		return NULL;
 	}
 	if (t) {	/* debug_object_free()d, still linked: tracked again in place */
-		odebug_revive(t, odebug_word((uintptr_t)addr, (unsigned int)slot, state));
+		odebug_revive(t, (uintptr_t)addr, (unsigned int)slot);
 	} else {
 		t = odebug_pool_alloc();
 		if (!t) {
 			*miss = MISS_POOL_EMPTY;
 			return NULL;
 		}
-		__atomic_store_n(&t->word, odebug_word((uintptr_t)addr, (unsigned int)slot, state),
-				 __ATOMIC_RELAXED);
+		odebug_tracker_make(t, (uintptr_t)addr, (unsigned int)slot, ODEBUG_STATE_INIT);
 		odebug_insert(b, t);
 	}
 	*made = true;
@@ -270,6 +236,7 @@ static void object_init(void *addr, const struct debug_obj_descr *descr,
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
+	enum debug_obj_state state;
 	uint32_t origin = 0;
 	uint64_t w;
 	bool made = false;
@@ -294,25 +261,24 @@ retry:
 		return;
 	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		if (!set_state(t, w, ODEBUG_STATE_INIT))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_INIT))
 			goto again;
 		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 		unlock_bucket(b);
 		print_note(addr, &note);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "init", descr->fixup_init, addr);
+		odebug_misuse_unlock(b, t, state, "init", descr->fixup_init, addr);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: revive it */
+	case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup: revive it */
 		unlock_bucket(b);
 		goto retry;
 	default:	/* DESTROYED */
-		misuse(b, t, w, "init", NULL, addr);
+		odebug_misuse_unlock(b, t, state, "init", NULL, addr);
 		return;
 	}
 }
@@ -385,7 +351,7 @@ static inline bool fast_activate(void *addr, bool rearm)
 	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		return set_state(t, w, ODEBUG_STATE_ACTIVE);
+		return odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE);
 	case ODEBUG_STATE_ACTIVE:
 		return rearm;
 	default:
@@ -403,6 +369,7 @@ activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	struct stack_note note = { false, false, 0 };
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
+	enum debug_obj_state state;
 	enum miss miss;
 	uint32_t origin = 0;
 	uint64_t w;
@@ -414,11 +381,10 @@ restart:
 	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
 	if (t) {
 again:
-		w = odebug_tracker_word(t);
-		switch (odebug_word_state(w)) {
+		switch ((state = odebug_tracker_read(t, &w))) {
 		case ODEBUG_STATE_INIT:
 		case ODEBUG_STATE_INACTIVE:
-			if (!set_state(t, w, ODEBUG_STATE_ACTIVE))
+			if (!odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE))
 				goto again;
 			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 			/* fall through */
@@ -432,12 +398,12 @@ again:
 				unlock_bucket(b);
 				return 0;
 			}
-			return misuse(b, t, w, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
-		case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked now */
+			return odebug_misuse_unlock(b, t, state, "activate", descr->fixup_activate, addr) ? 0 : -EINVAL;
+		case ODEBUG_STATE_NOTAVAILABLE:	/* a lockless free since the lookup */
 			unlock_bucket(b);
 			goto restart;
 		default:	/* DESTROYED */
-			misuse(b, t, w, "activate", NULL, addr);
+			odebug_misuse_unlock(b, t, state, "activate", NULL, addr);
 			return -EINVAL;
 		}
 	}
@@ -506,39 +472,34 @@ ODEBUG_EXPORT int debug_object_rearm(void *addr, const struct debug_obj_descr *d
 static __attribute__((noinline)) void
 deactivate_slow(void *addr, const struct debug_obj_descr *descr)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
 
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "deactivate");
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
 	case ODEBUG_STATE_ACTIVE:
 		if (t->astate)
 			break;
-		if (!set_state(t, w, ODEBUG_STATE_INACTIVE))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE))
 			goto again;
 		/* fall through */
 	case ODEBUG_STATE_NONE:
 		unlock_bucket(b);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
 		report_untracked(addr, descr, "deactivate");
 		return;
 	default:	/* DESTROYED */
 		break;
 	}
-	misuse(b, t, w, "deactivate", NULL, addr);
+	odebug_misuse_unlock(b, t, state, "deactivate", NULL, addr);
 }
 
 /**
@@ -560,14 +521,14 @@ static inline bool fast_deactivate(void *addr)
 	uint64_t w;
 
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || (w & ODEBUG_WORD_BUSY))
+	if (!t || odebug_word_busy(w))
 		return false;
 	switch (odebug_word_state(w)) {
 	case ODEBUG_STATE_INACTIVE:
 		return true;
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_ACTIVE:
-		return set_state(t, w, ODEBUG_STATE_INACTIVE);
+		return odebug_tracker_move(t, w, ODEBUG_STATE_INACTIVE);
 	default:
 		return false;
 	}
@@ -593,6 +554,7 @@ ODEBUG_EXPORT void debug_object_deactivate(void *addr, const struct debug_obj_de
  */
 ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr *descr)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
@@ -602,191 +564,27 @@ ODEBUG_EXPORT void debug_object_destroy(void *addr, const struct debug_obj_descr
 	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
+	switch ((state = odebug_tracker_read(t, &w))) {
 	case ODEBUG_STATE_NONE:
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		if (!set_state(t, w, ODEBUG_STATE_DESTROYED))
+		if (!odebug_tracker_move(t, w, ODEBUG_STATE_DESTROYED))
 			goto again;
 		unlock_bucket(b);
 		return;
 	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "destroy", descr->fixup_destroy, addr);
+		odebug_misuse_unlock(b, t, state, "destroy", descr->fixup_destroy, addr);
 		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: untracked */
+	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
 		return;
 	default:	/* DESTROYED */
-		misuse(b, t, w, "destroy", NULL, addr);
+		odebug_misuse_unlock(b, t, state, "destroy", NULL, addr);
 		return;
 	}
 }
 
-/*
- * The FREED tracker this thread made last: a thread keeps at most one.
- * Freeing another object reclaims the previous one unless an init revived
- * it meanwhile, so FREED trackers stay bounded (one per thread) even where
- * no free check ever sees their memory (static or stack objects, a build
- * without the free() interposer), while a free followed by an init of the
- * same object, the common case, never pays for an unlink.
- */
-static ODEBUG_TLS uint32_t last_freed;
-
-/* Unlink @index if it is still FREED (it may have been revived or reused). */
-static void reclaim_freed(uint32_t index)
-{
-	struct odebug_tracker *t = odebug_tracker_at(index);
-	struct odebug_bucket *b;
-	uint64_t w = odebug_tracker_word(t);
-	bool gone = false;
-
-	if (odebug_word_state(w) != ODEBUG_WORD_FREED)
-		return;
-	/* A FREED word is linked in its address's bucket: check it again there. */
-	b = lock_bucket((void *)odebug_word_addr(w));
-	if (odebug_tracker_word(t) == w) {
-		odebug_remove(b, t);
-		gone = true;
-	}
-	unlock_bucket(b);
-	if (gone)
-		odebug_pool_recycle(t);
-}
-
-/* This thread's FREED tracker, at its exit (pool.c) and after the selftest. */
-void odebug_reclaim_last_freed(void)
-{
-	uint32_t index = last_freed;
-
-	last_freed = 0;
-	if (index)
-		reclaim_freed(index);
-}
-
-/*
- * The tracker of @index just became FREED by a lockless free (counted
- * already): make it this thread's one FREED tracker and reclaim the
- * previous one.  The swap is made under the guard, since no lock is held:
- * a signal handler's debug_object_free() landing between the read and the
- * write of last_freed would lose its tracker from the bound (the handler's
- * call is ignored instead, as during any locked section of ours;
- * odebug_pool_count() guards the count the same way).
- */
-static inline void note_freed(uint32_t index)
-{
-	uint32_t prev;
-
-	odebug_guard_enter();
-	prev = last_freed;
-	last_freed = index;
-	odebug_guard_exit();
-	if (prev && prev != index)
-		reclaim_freed(prev);
-}
-
-/*
- * The lockless free (table.c's header): INIT, INACTIVE or DESTROYED to
- * FREED by one compare-and-swap, without the bucket lock.  False leaves
- * the call to the locked path: not found, ACTIVE (the misuse report and
- * fixup_free), NONE, busy set (astate, which only the locked path
- * changes, is not 0), a failed CAS, origins=1 (no lockless call there),
- * and the kernel-style table (odebug_peek() finds nothing there).  Every
- * locked reader that looked the tracker up before this CAS finds FREED
- * when it reads the word again, and treats the object as untracked.
- */
-static inline bool fast_free(void *addr)
-{
-	struct odebug_tracker *t;
-	uint64_t w;
-
-	if (unlikely(odebug_opt.origins))
-		return false;
-	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || (w & ODEBUG_WORD_BUSY))
-		return false;
-	switch (odebug_word_state(w)) {
-	case ODEBUG_STATE_INIT:
-	case ODEBUG_STATE_INACTIVE:
-	case ODEBUG_STATE_DESTROYED:
-		if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)ODEBUG_STATE_BITS) | ODEBUG_WORD_FREED))
-			return false;
-		odebug_pool_count(false);
-		note_freed(odebug_tracker_index(t));
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* The locked free, out of line (see activate_slow()). */
-static __attribute__((noinline)) void
-free_slow(void *addr, const struct debug_obj_descr *descr)
-{
-	struct odebug_bucket *b;
-	struct odebug_tracker *t;
-	uint64_t w;
-
-	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		return;
-	}
-again:
-	w = odebug_tracker_word(t);
-	switch (odebug_word_state(w)) {
-	case ODEBUG_STATE_ACTIVE:
-		misuse(b, t, w, "free", descr->fixup_free, addr);
-		return;
-	case ODEBUG_WORD_FREED:	/* a lockless free since the lookup: its free was counted */
-		unlock_bucket(b);
-		return;
-	default:
-		break;
-	}
-	/* To FREED by CAS (kernel-style: unlinked): a lockless activate now fails, or came first. */
-	switch (odebug_release(b, t, w)) {
-	case -1:
-		goto again;
-	case 1:
-		unlock_bucket(b);
-		odebug_pool_free(t);
-		return;
-	default: {
-		uint32_t prev = last_freed;
-
-		last_freed = odebug_tracker_index(t);
-		unlock_bucket(b);
-		if (prev && prev != last_freed)
-			reclaim_freed(prev);
-		return;
-	}
-	}
-}
-
-/**
- * debug_object_free - debug checks when an object is freed
- * @addr:	address of the object
- * @descr:	pointer to an object specific debug description structure
- *
- * Stops tracking the object.  Freeing an ACTIVE object is reported and
- * fixup_free(ACTIVE) is called; the tracker stays for the fixup to free.
- */
-ODEBUG_EXPORT void debug_object_free(void *addr, const struct debug_obj_descr *descr)
-{
-	if (!odebug_on() || bad_call(addr, descr, "debug_object_free"))
-		return;
-	odebug_check_returned();
-	if (likely(fast_free(addr)))
-		return;
-	free_slow(addr, descr);
-}
 
 /**
  * debug_object_assert_init - debug checks when an object should be
@@ -833,6 +631,7 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 					     const struct debug_obj_descr *descr,
 					     unsigned int expect, unsigned int next)
 {
+	enum debug_obj_state state;
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	uint64_t w;
@@ -842,27 +641,22 @@ ODEBUG_EXPORT void debug_object_active_state(void *addr,
 	odebug_check_returned();
 	b = lock_bucket(addr);
 	t = odebug_lookup(b, (uintptr_t)addr);
-	if (!t) {
-		unlock_bucket(b);
-		report_untracked(addr, descr, "active_state");
-		return;
-	}
 again:
-	w = odebug_tracker_word(t);
-	if (odebug_word_state(w) == ODEBUG_WORD_FREED) {	/* a lockless free since the lookup */
+	state = odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE) {
 		unlock_bucket(b);
 		report_untracked(addr, descr, "active_state");
 		return;
 	}
-	if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE && t->astate == expect) {
+	if (state == ODEBUG_STATE_ACTIVE && t->astate == expect) {
 		/* The busy bit first: a lockless deactivate compares it. */
-		if (!odebug_tracker_cas(t, w, odebug_word_set(w, ODEBUG_STATE_ACTIVE, next)))
+		if (!odebug_tracker_move_busy(t, w, ODEBUG_STATE_ACTIVE, next))
 			goto again;
 		t->astate = next;
 		unlock_bucket(b);
 		return;
 	}
-	misuse(b, t, w, "active_state", NULL, addr);
+	odebug_misuse_unlock(b, t, state, "active_state", NULL, addr);
 }
 
 /**
@@ -876,19 +670,12 @@ ODEBUG_EXPORT enum debug_obj_state debug_object_get_state(const void *addr)
 {
 	enum debug_obj_state state = ODEBUG_STATE_NOTAVAILABLE;
 	struct odebug_bucket *b;
-	struct odebug_tracker *t;
+	uint64_t w;
 
 	if (!odebug_on())
 		return state;
 	b = lock_bucket(addr);
-	t = odebug_lookup(b, (uintptr_t)addr);
-	if (t) {
-		/* One read: a lockless free may have made it FREED since the lookup. */
-		unsigned int s = odebug_word_state(odebug_tracker_word(t));
-
-		if (s != ODEBUG_WORD_FREED)
-			state = (enum debug_obj_state)s;
-	}
+	state = odebug_tracker_read(odebug_lookup(b, (uintptr_t)addr), &w);
 	unlock_bucket(b);
 	return state;
 }

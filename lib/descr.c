@@ -74,33 +74,6 @@ static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 }
 
 /*
- * Copy @len bytes at @addr of our own memory into @dst without faulting:
- * false when any of it is unmapped.  Returns how many bytes were copied in
- * *@got (fewer than @len when the range ends in an unmapped page).
- */
-static bool safe_copy(void *dst, const void *addr, size_t len, size_t *got)
-{
-	struct iovec local = { dst, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		/* No process_vm_readv (seccomp): is each page mapped? */
-		uintptr_t page = (uintptr_t)getpagesize();
-		uintptr_t p = (uintptr_t)addr & ~(page - 1);
-
-		for (; p < (uintptr_t)addr + len; p += page)
-			if (msync((void *)p, 1, MS_ASYNC) && errno == ENOMEM)
-				return false;
-		memcpy(dst, addr, len);
-		n = (ssize_t)len;
-	}
-	if (n <= 0)
-		return false;
-	*got = (size_t)n;
-	return true;
-}
-
-/*
  * Register @d (live: the caller just passed it in), called where a tracker
  * is made.  Returns its slot, or -1 when the registry is full.
  */
@@ -154,18 +127,18 @@ void odebug_descr_resolve(struct odebug_snapshot *o)
 	char name[NAME_COPY];
 	size_t got = 0;
 
-	if (!safe_copy(&now, o->descr, sizeof(now), &got) || got != sizeof(now)) {
+	if (!(got = odebug_read_mem(&now, o->descr, sizeof(now))) != 0 || got != sizeof(now)) {
 		o->name = e ? e->copy : unknown;
 		o->dead = true;
 		return;
 	}
 	if (!e) {
-		o->name = now.name && safe_copy(name, now.name, 1, &got) ? now.name : unknown;
+		o->name = now.name && (got = odebug_read_mem(name, now.name, 1)) != 0 ? now.name : unknown;
 		o->dead |= o->name == unknown;
 		return;
 	}
 	/* The name may end just before an unmapped page: compare what was read. */
-	if (now.name != e->name || !safe_copy(name, now.name, NAME_COPY - 1, &got) ||
+	if (now.name != e->name || !(got = odebug_read_mem(name, now.name, NAME_COPY - 1)) != 0 ||
 	    strncmp(name, e->copy, got < strlen(e->copy) + 1 ? got : strlen(e->copy) + 1)) {
 		o->name = e->copy;
 		o->dead = true;

@@ -31,8 +31,8 @@ static void drop_tracker(struct odebug_bucket *b, uintptr_t addr)
 		 * its free) until then.  FREED words change only under this lock.
 		 */
 		w = odebug_tracker_word(t);
-		freed = odebug_word_state(w) == ODEBUG_WORD_FREED;
-		if (freed || odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED)) {
+		freed = odebug_word_freed(w);
+		if (freed || odebug_tracker_retire(t, w)) {
 			odebug_remove(b, t);
 			break;
 		}

@@ -6,7 +6,10 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -83,4 +86,34 @@ int odebug_gettid(void)
 const char *odebug_getenv(const char *name)
 {
 	return secure_getenv(name);
+}
+
+/*
+ * The one safe read of memory that may be gone (an unloaded module's
+ * descriptor, a mutex in a returned frame, an owner read at exit): copy
+ * up to @len bytes at @addr into @dst without faulting.  Returns how many
+ * were copied: fewer than @len when the range runs into an unmapped page,
+ * 0 when its first page is unmapped.  Under seccomp without
+ * process_vm_readv, each page is checked with msync() first.
+ */
+size_t odebug_read_mem(void *dst, const void *addr, size_t len)
+{
+	struct iovec local = { dst, len }, remote = { (void *)addr, len };
+	int saved = errno;
+	long n = syscall(SYS_process_vm_readv, syscall(SYS_getpid), &local, 1UL, &remote, 1UL, 0UL);
+
+	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t p = (uintptr_t)addr & ~(page - 1);
+
+		n = (long)len;
+		for (; p < (uintptr_t)addr + len; p += page)
+			if (syscall(SYS_msync, (void *)p, 1, MS_ASYNC) && errno == ENOMEM) {
+				n = (long)(p > (uintptr_t)addr ? p - (uintptr_t)addr : 0);
+				break;
+			}
+		memcpy(dst, addr, (size_t)n);
+	}
+	errno = saved;
+	return n > 0 ? (size_t)n : 0;
 }

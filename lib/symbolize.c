@@ -682,9 +682,3 @@ void odebug_symbolize_child(void)
 	llvm.fd = -1;
 	llvm.pid = 0;
 }
-
-/* Is a symboliser running (for the test that a quiet process starts none)? */
-bool odebug_symbolize_running(void)
-{
-	return llvm.fd >= 0;
-}

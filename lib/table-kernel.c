@@ -93,7 +93,7 @@ struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr
 /* The kernel's free, always locked (no lockless free here: odebug_peek() is NULL). */
 int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
 {
-	if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+	if (!odebug_tracker_retire(t, w))
 		return -1;
 	odebug_remove(b, t);
 	return 1;

@@ -60,55 +60,9 @@
  * The lockless readers (odebug_range_may_hold, odebug_table_visit) rely on
  * the last three; tests/test-table.c checks them against brute force.
  *
- * The lockless annotation calls (odebug_peek() and a compare-and-swap:
- * activate, deactivate, a mutex's lock and unlock) rest on these, about a
- * tracker's word (address | descriptor slot | busy | state, internal.h):
- * - at most one tracker whose word holds a given address and is not
- *   RETIRED exists at any time, FREED or not: it is made under the
- *   address's bucket lock after a lookup found none (odebug_lookup_any():
- *   a FREED one is revived instead), and marked RETIRED under that lock
- *   before it is unlinked; a tracker in the pool is RETIRED or fresh
- *   (address 0, which no call passes);
- * - FREED (debug_object_free()) is "linked but untracked": odebug_lookup()
- *   and odebug_bucket_each() pass over it, the other lockless calls leave
- *   it to the locked path (it is none of INIT, INACTIVE, ACTIVE), the next
- *   init of the address revives it in place (INIT, by a release store),
- *   and the free check unlinks it silently, its free already counted (as
- *   does the thread's next free, debugobjects.c: one FREED tracker per
- *   thread at most).  A tracker becomes FREED by a CAS, without the
- *   bucket lock (the lockless free: from INIT, INACTIVE or DESTROYED with
- *   busy clear) or under it (the locked free).  So a locked reader may
- *   find FREED in a word it reads after its lookup, or after a CAS of its
- *   own failed: every such reader (the state machine, builtin.c's step and
- *   misuse report, debug_object_print, the free check's claims) treats
- *   FREED as untracked, and no FREED state reaches a report.  Only the
- *   locked path writes a FREED word, so under the lock it stays FREED;
- * - every change of a linked tracker's word that a lockless call could
- *   race is a compare-and-swap against the word the change was decided
- *   on, under the bucket lock or not; the locked path reads the word again
- *   and decides again when its CAS fails, so no lockless change is lost
- *   and the locked path stays authoritative.  A FREED word is changed by
- *   a store (revive, reclaim), under the lock: no lockless call writes one;
- * - the lockless calls change only INIT, INACTIVE and ACTIVE words (and
- *   the free, DESTROYED ones, to FREED), leave everything else (NONE,
- *   FREED, RETIRED, a misuse, busy set where it matters, a failed CAS,
- *   origins=1) to the locked path, and
- *   never touch astate (busy mirrors astate != 0, both changed under the
- *   lock);
- * - a tracked object stops being tracked only by a CAS (to FREED by
- *   debug_object_free, locked or not; under the bucket lock, to RETIRED by
- *   the free check, or, whatever its state, an atomic OR to RETIRED), so a
- *   free and a lockless activate of the object are ordered: either the
- *   activate came first and the free sees ACTIVE and reports, or the free
- *   came first and the activate's CAS fails and the locked path finds the
- *   object untracked;
- * - in a process with one thread (glibc's __libc_single_threaded) the CAS
- *   is a cmpxchg without the lock prefix (internal.h): only a signal
- *   handler can interleave, and only between instructions;
- * - links are written atomically and a new tracker's word before the
- *   release store that links it; a walk without the lock checks each index
- *   against the pool's reservation (never unmapped while on) and stops
- *   after PEEK_STEPS, since a tracker may be reused under it.
+ * The lockless annotation calls (odebug_peek() and one transition of a
+ * tracker's word) rest on the invariants listed in tracker.h, the one
+ * header that lays out, compares-and-swaps and stores a tracker's word.
  * tests/torture/race.c hammers both paths on the same objects.
  */
 #include <errno.h>
@@ -706,7 +660,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
 {
 	struct odebug_tracker *t = odebug_lookup_any(b, addr);
 
-	return t && odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_FREED ? t : NULL;
+	return t && !odebug_word_freed(odebug_tracker_word(t)) ? t : NULL;
 }
 
 /**
@@ -727,24 +681,22 @@ int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w
 {
 	(void)b;
 	/* A CAS: a lockless activate now fails, or it came first. */
-	if (!odebug_tracker_cas(t, w, (w & ~(uint64_t)(ODEBUG_STATE_BITS | ODEBUG_WORD_BUSY)) |
-				ODEBUG_WORD_FREED))
+	if (!odebug_tracker_free(t, w))
 		return -1;
 	odebug_pool_count(false);
 	return 0;
 }
 
 /*
- * Track again, as @w (INIT), the FREED tracker @t of the same address;
- * the bucket lock is held.  No lockless call writes a FREED word, so a
- * store does: the release orders astate and the origins before it.
+ * Track again, INIT with descriptor slot @slot, the FREED tracker @t of
+ * @addr; the bucket lock is held.
  */
-void odebug_revive(struct odebug_tracker *t, uint64_t w)
+void odebug_revive(struct odebug_tracker *t, uintptr_t addr, unsigned int slot)
 {
 	t->astate = 0;
 	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, 0);
 	odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, 0);
-	__atomic_store_n(&t->word, w, __ATOMIC_RELEASE);
+	odebug_tracker_set_tracked(t, addr, slot, ODEBUG_STATE_INIT);
 	odebug_pool_count(true);
 }
 
@@ -768,16 +720,16 @@ static void forget(struct odebug_bucket *b, const struct odebug_tracker *t)
 
 /*
  * Mark @t RETIRED, whatever its state (a lockless call can no longer change
- * it), unless the caller claimed it already (odebug_tracker_cas() to a
- * RETIRED word); then unlink it.
+ * it), unless the caller claimed it already (odebug_tracker_retire());
+ * then unlink it.
  */
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 {
 	uint32_t *pp = &heads[b - odebug_buckets][chain_of(odebug_tracker_addr(t))];
 	uint32_t index = odebug_tracker_index(t);
 
-	if (odebug_word_state(odebug_tracker_word(t)) != ODEBUG_WORD_RETIRED)
-		__atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+	if (!odebug_word_retired(odebug_tracker_word(t)))
+		odebug_tracker_retire_any(t);
 	for (; *pp; pp = &odebug_tracker_at(*pp)->hnext) {
 		if (*pp == index) {
 			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
@@ -805,16 +757,16 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
 		}
 		if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
 			return t;
-		if (odebug_word_state(w) == ODEBUG_WORD_FREED) {
+		if (odebug_word_freed(w)) {
 			/* Untracked already, and counted so: back to the pool. */
-			__atomic_store_n(&t->word, w | ODEBUG_WORD_RETIRED, __ATOMIC_RELEASE);
+			odebug_tracker_retire_freed(t, w);
 			__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
 			forget(b, t);
 			odebug_pool_recycle(t);
 			continue;
 		}
 		/* Claimed, unless a lockless activate got there first: look again. */
-		if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		if (!odebug_tracker_retire(t, w))
 			continue;
 		__atomic_store_n(pp, odebug_tracker_next(t), __ATOMIC_RELAXED);
 		forget(b, t);
@@ -871,9 +823,7 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 		for (half = 0; half < 2; half++)
 			for (t = odebug_tracker_at(heads[b - odebug_buckets][c + half]); t;
 			     t = odebug_tracker_at(odebug_tracker_next(t)))
-				if (odebug_tracker_state(t) !=
-					    (enum debug_obj_state)ODEBUG_WORD_FREED &&
-				    fn(t, ctx))
+				if (!odebug_word_freed(odebug_tracker_word(t)) && fn(t, ctx))
 					return true;
 	}
 	return false;
@@ -904,10 +854,7 @@ void odebug_table_drain(void)
 				 * counts again.  Decided on the word the OR replaced, since
 				 * a lockless free may turn it FREED until then.
 				 */
-				uint64_t w = __atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED,
-							       __ATOMIC_ACQ_REL);
-
-				if (odebug_word_state(w) == ODEBUG_WORD_FREED)
+				if (odebug_word_freed(odebug_tracker_retire_any(t)))
 					odebug_pool_count(true);
 			}
 			__atomic_store_n(&heads[i][c], 0, __ATOMIC_RELAXED);

@@ -15,11 +15,9 @@
 #define ODEBUG_INTERPOSE_H
 
 #include "builtin.h"
+#include "next.h"	/* ODEBUG_V_BASE, glibc's baseline node */
 
-/* glibc's version nodes on this architecture (meson passes the baseline). */
-#ifndef ODEBUG_V_BASE
-#define ODEBUG_V_BASE "GLIBC_2.2.5"
-#endif
+/* glibc's version nodes on this architecture. */
 #ifdef __x86_64__
 #define ODEBUG_V_COND "GLIBC_2.3.2"	/* the pre-2.3.2 condvar ABI is left alone */
 #else

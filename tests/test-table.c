@@ -58,7 +58,7 @@ static void insert(uintptr_t addr)
 	odebug_bucket_lock(b);
 	t = odebug_pool_alloc();
 	assert_non_null(t);
-	t->word = odebug_word(addr, 0, ODEBUG_STATE_INIT);
+	odebug_tracker_make(t, addr, 0, ODEBUG_STATE_INIT);
 	odebug_insert(b, t);
 	odebug_bucket_unlock(b);
 	live[nlive++] = t;

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * builtin-glibc.c - what glibc's own structures say about a built-in
+ * object (glibc.h has their layouts): whether memory holds a static
+ * initializer, whether a mutex is held and by whom, how many threads a
+ * barrier waits for, whether an unlock is checked by glibc; the free
+ * check's sync of mutex trackers from those words, and a report's owner
+ * line.  Only read, never written.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "builtin.h"
+
+/*
+ * A mutex nobody initialised through us: a static initializer (normal,
+ * recursive, error-checking or adaptive), zero-filled memory, or one
+ * initialised before libodebug started.  Garbage fails this: a kind glibc
+ * never writes, or robust-list links on a mutex that is not robust.
+ */
+bool odebug_glibc_mutex_is_static(void *addr)
+{
+	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
+	int kind = m->__data.__kind;
+
+	if (kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS)
+		return false;
+	return (kind & ODEBUG_GLIBC_MUTEX_ROBUST)	/* robust: the list links are in use */ ||
+	       (!m->__data.__list.__prev && !m->__data.__list.__next);
+}
+
+/*
+ * Is thread @tid of this process alive?  (tgkill with signal 0 sends
+ * nothing; a system call, made only for a mutex that looks held.)
+ */
+bool odebug_glibc_thread_alive(int tid)
+{
+	int saved, r;
+
+	if (tid == odebug_b_self())
+		return true;
+	saved = errno;
+	r = (int)syscall(SYS_tgkill, getpid(), tid, 0);
+	r = r == 0 || errno == EPERM;
+	errno = saved;
+	return r;
+}
+
+/*
+ * Is the mutex held, as its words say?  Also a plausibility test: the
+ * memory may no longer be a mutex (one never destroyed, its block reused
+ * for other data, then freed or initialised again: the kernel's rule says
+ * silence), so only a valid kind, a lock word of that kind (1 or 2 for
+ * the normal kinds, the owner's thread id with the waiters bit for robust
+ * and priority-inheriting ones, the ceiling plus 1 or 2 for
+ * priority-protected ones), a user count glibc raised (__nusers: every
+ * lock counts itself until its unlock) and an owner that is a live thread
+ * of this process count.  Data that passes all of it is reported as a
+ * held mutex: RELIABILITY.md says so.
+ */
+bool odebug_glibc_mutex_held(const void *addr)
+{
+	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	int lock = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
+	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	bool ok;
+
+	if ((kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS) || !lock || owner <= 0 ||
+	    !__atomic_load_n(&m->__data.__nusers, __ATOMIC_RELAXED))
+		return false;
+	if (kind & ODEBUG_GLIBC_MUTEX_PP)	/* PRIO_PROTECT: the ceiling lives above bit 19 */
+		lock &= ODEBUG_GLIBC_MUTEX_PP_LOCK_MASK;
+	if (odebug_glibc_lock_is_tid(kind))	/* PI, robust: a thread id */
+		ok = true;
+	else
+		ok = lock == 1 || lock == 2;
+	return ok && odebug_glibc_thread_alive(owner);
+}
+
+/*
+ * Where this mutex's hold is kept: true in its tracker (on the calling
+ * thread's stack, process-shared, or origins=1; the header says why),
+ * false in glibc's words.  Lock and unlock by the same thread agree.
+ */
+bool odebug_glibc_tracked_mode(const void *addr)
+{
+	uintptr_t base;
+
+	return unlikely(odebug_opt.origins) ||
+	       odebug_glibc_mutex_pshared(addr) ||
+	       odebug_on_stack((uintptr_t)addr, &base);
+}
+
+/* PTHREAD_RWLOCK_INITIALIZER and its writer-preferring variant, or init'ed. */
+bool odebug_glibc_rwlock_is_static(void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+	static const unsigned char zero[7];
+
+	return rw->__data.__flags <= 2 && rw->__data.__shared <= 1 &&
+	       !rw->__data.__pad2 && !rw->__data.__pad3 && !rw->__data.__pad4 &&
+	       !memcmp(rw->__data.__pad1, zero, sizeof(zero));
+}
+
+/* No initializer, and a plain int: any value may be an initialised one. */
+bool odebug_glibc_always_static(void *addr)
+{
+	(void)addr;
+	return true;
+}
+
+/* glibc's struct pthread_barrier: in, current_round, count, shared, out. */
+struct glibc_barrier {
+	unsigned int in, current_round, count;
+	int shared;
+	unsigned int out;
+};
+
+/*
+ * Which arrival of its round a barrier wait is (0: the last, which releases
+ * them all), decided under the bucket lock.  Counted by the tracker while
+ * it has waiters: glibc's own count (@seen, read before the wait) misses
+ * an arrival that has not reached glibc's increment yet, so two threads
+ * arriving at once both saw themselves first, and a barrier destroyed
+ * right after its last wait was "destroy active" (1 run in 3 of 20,000
+ * rounds).  After a round, the next arrival is the first; glibc's count is
+ * used only for a tracker that has counted nothing (INIT: just
+ * initialised, or tracked again after the free check dropped it while
+ * threads waited).
+ */
+unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int waiting,
+				    unsigned int seen)
+{
+	const struct glibc_barrier *b = addr;
+	unsigned int count = __atomic_load_n(&b->count, __ATOMIC_RELAXED), n;
+
+	if (state == ODEBUG_STATE_ACTIVE)
+		n = waiting + 1;
+	else if (state == ODEBUG_STATE_INACTIVE)
+		n = 1;
+	else
+		n = seen ? seen : count;
+	return count && n < count ? n : 0;
+}
+
+/* No initializer: only pthread_barrier_init (count >= 1) makes one. */
+bool odebug_glibc_barrier_is_static(void *addr)
+{
+	const struct glibc_barrier *b = addr;
+
+	return b->count && (b->shared == 0 || b->shared == 128);
+}
+
+/* glibc's struct new_sem (LP64): value and waiters, private, pad. */
+struct glibc_sem {
+	unsigned long data;
+	int private;
+	int pad;
+};
+
+bool odebug_glibc_sem_is_static(void *addr)
+{
+	const struct glibc_sem *s = addr;
+
+	return (s->private == 0 || s->private == 128) && !s->pad;
+}
+
+
+/*
+ * Who holds the mutex, as glibc sees it: the thread id in the lock word of
+ * robust and priority-inheriting mutexes (their __owner says INCONSISTENT
+ * after EOWNERDEAD, held all the same), __owner for the others.
+ */
+int odebug_glibc_mutex_owner(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	if (odebug_glibc_lock_is_tid(kind))
+		return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff;
+	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+}
+
+/*
+ * Does glibc refuse the unlock of a thread that is not the owner (EPERM)?
+ * Error-checking, recursive, robust, priority-inheriting and -protecting
+ * mutexes: nothing changes.  Normal and adaptive ones are released.
+ */
+bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m)
+{
+	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+
+	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP ||
+	       (kind & 3) == PTHREAD_MUTEX_ERRORCHECK_NP || (kind & (16 | 32 | 64));
+}
+
+/*
+ * A held mutex unlocked by a thread that does not hold it: "unlock
+ * non-owner", reported at the culprit's call with the owner's thread (the
+ * report reads it from the words, still the owner's).  Only when the
+ * owner is a live thread of this process (odebug_glibc_mutex_held()): a holder that
+ * exited, another process's holder of a process-shared mutex, or the
+ * parent's thread in a fork() child hand nothing to check.  When glibc
+ * releases it, the hold ends (the tracker follows) and the owner's own
+ * unlock to come is expected (nonowner.c); when glibc refuses, nothing
+ * changes.  False: the caller holds it, or nobody checkable does.
+ */
+
+/* --- the free check's sync ------------------------------------------- */
+
+struct sync_range {
+	uintptr_t start, end;
+	bool copy;	/* read the mutex by a copy: it may be unmapped (exit) */
+};
+
+/* @m's words, read safely: false when @addr is not readable. */
+static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
+{
+	return odebug_read_mem(m, (const void *)addr, sizeof(*m)) == sizeof(*m);
+}
+
+/*
+ * One tracker on a chain the free check is about to walk: a mutex in the
+ * range takes the hold its words show (they are live: the memory is not
+ * released yet).  Process-shared ones keep the tracker's (this process's
+ * holds only).  Each change is a compare-and-swap against the word it was
+ * decided on, as table.c's header requires of every writer; a lockless
+ * BOP_USE may race it, so it decides again.  The walk itself only reads
+ * the chains (the tracker is the pool's, writable).
+ */
+static bool sync_one(const struct odebug_tracker *ct, void *ctx)
+{
+	struct odebug_tracker *t = (struct odebug_tracker *)ct;
+	const struct sync_range *r = ctx;
+	unsigned int state, next;
+	pthread_mutex_t copy;
+	const void *words;
+	uintptr_t addr, base;
+	uint64_t w;
+
+again:
+	state = next = odebug_tracker_read(t, &w);
+	if (state == ODEBUG_STATE_NOTAVAILABLE)
+		return false;
+	addr = odebug_word_addr(w);
+	if (addr < r->start || addr >= r->end || odebug_word_descr(w) != &odebug_mutex_descr)
+		return false;
+	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
+	    state != ODEBUG_STATE_ACTIVE)
+		return false;
+	words = (const void *)addr;
+	/* At exit, a mutex on this thread's stack: the tracker keeps its hold
+	 * (tracked mode), and its frame may have returned unseen. */
+	if (r->copy && odebug_on_stack(addr, &base))
+		return false;
+	if (r->copy) {
+		if (!mutex_copy(addr, &copy))
+			return false;
+		words = &copy;
+	}
+	if (odebug_glibc_mutex_pshared(words))
+		return false;
+	if (odebug_glibc_mutex_held(words))
+		next = ODEBUG_STATE_ACTIVE;
+	else if (state == ODEBUG_STATE_ACTIVE)
+		next = ODEBUG_STATE_INACTIVE;
+	if (next != state && !odebug_tracker_move_busy(t, w, next, t->astate))
+		goto again;
+	return false;
+}
+
+void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
+			      uintptr_t start, uintptr_t end)
+{
+	struct sync_range r = { start, end, false };
+
+	odebug_bucket_each(b, chains, sync_one, &r);
+}
+
+/* The same for report_active_at_exit's walk, over memory maybe gone. */
+void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
+{
+	struct sync_range r = { 0, UINTPTR_MAX, true };
+
+	if (odebug_load(&odebug_mutex_derived))
+		odebug_bucket_each(b, chains, sync_one, &r);
+}
+
+/* --- reports and process life ---------------------------------------- */
+
+/*
+ * The owner of a held mutex or write-held rwlock, as glibc records it (0:
+ * none shown).  Read with odebug_read_mem(): the memory may be gone by the
+ * time an exit-time report looks.  Never from memory known dead (a frame
+ * that returned, a thread's stack at its exit, an unloaded module: the
+ * copy of the tracker is all there is), and only an owner that is a live
+ * thread of this process (the words of a frame that returned unseen, read
+ * at exit, are any bytes).
+ */
+int odebug_builtin_owner(const struct odebug_snapshot *o)
+{
+	pthread_mutex_t m;
+	pthread_rwlock_t rw;
+	int owner = 0;
+
+	if (o->state != ODEBUG_STATE_ACTIVE || o->dead ||
+	    (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)))
+		return 0;
+	if (o->descr == &odebug_mutex_descr) {
+		if (odebug_read_mem(&m, (const void *)o->addr, sizeof(m)) != sizeof(m))
+			return 0;
+		owner = m.__data.__lock ? odebug_glibc_mutex_owner(&m) : 0;
+	} else if (o->descr == &odebug_rwlock_descr) {
+		if (odebug_read_mem(&rw, (const void *)o->addr, sizeof(rw)) != sizeof(rw))
+			return 0;
+		owner = (int)rw.__data.__cur_writer;
+	}
+	return owner > 0 && odebug_glibc_thread_alive(owner) ? owner : 0;
+}

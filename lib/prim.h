@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * prim.h - the contract of prim.c, the one file that makes libodebug's
+ * system calls: raw syscall()s where the libc wrapper could be interposed
+ * (by us or another preloaded library), could allocate or is a
+ * cancellation point.  Included through internal.h.
+ */
+#ifndef ODEBUG_PRIM_H
+#define ODEBUG_PRIM_H
+
+#include <stddef.h>
+
+void *odebug_map(size_t size);
+void *odebug_reserve(size_t size);
+void odebug_unmap(void *addr, size_t size);
+void odebug_write(int fd, const char *buf, size_t len);
+int odebug_gettid(void);
+const char *odebug_getenv(const char *name);
+size_t odebug_read_mem(void *dst, const void *addr, size_t len);
+
+#endif /* ODEBUG_PRIM_H */

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * types.h - what every file of libodebug shares: the build's macros,
+ * limits, and the structures passed between files (a report's snapshot
+ * of a tracker, a named frame).  Included through internal.h.
+ */
+#ifndef ODEBUG_TYPES_H
+#define ODEBUG_TYPES_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lock.h"
+/* The library defines the functions the header would inline. */
+#define ODEBUG_OUT_OF_LINE
+#include "odebug.h"
+
+#define ODEBUG_EXPORT	__attribute__((visibility("default")))
+/* Thread-locals: initial-exec, since a dynamic TLS access may malloc. */
+#define ODEBUG_TLS	__thread __attribute__((tls_model("initial-exec")))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* Relaxed counters: statistics, never used to order memory. */
+#define odebug_inc(p)		__atomic_fetch_add((p), 1, __ATOMIC_RELAXED)
+#define odebug_add(p, n)	__atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
+#define odebug_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
+#define odebug_store(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* Limits, each named once. */
+#define ODEBUG_MAX_FRAMES	128	/* stack_depth's maximum */
+#define ODEBUG_FRAME_SLACK	32	/* frames captured beyond it: ours, skipped */
+#define ODEBUG_NOTICE_LIMIT	5	/* lines of one kind of notice printed */
+
+/* Objects are grouped by 4 KiB chunk, whatever the MMU's page size. */
+#define ODEBUG_CHUNK_SHIFT	12
+#define ODEBUG_CHUNK_SIZE	((uintptr_t)1 << ODEBUG_CHUNK_SHIFT)
+#define ODEBUG_CHUNK_MASK	(~(ODEBUG_CHUNK_SIZE - 1))
+
+/* What a report needs, copied under the bucket lock. */
+struct odebug_snapshot {
+	uintptr_t addr;
+	const struct debug_obj_descr *descr;
+	unsigned int astate;
+	enum debug_obj_state state;
+	uint32_t init_stack, activate_stack;
+	unsigned int flags;		/* ODEBUG_SNAP_* */
+	const char *type_name;		/* set: used instead of descr->name */
+	const char *module;		/* ODEBUG_SNAP_UNLOADED: its path */
+	bool dead;		/* the object's memory is gone: never call debug_hint on it */
+	const char *name;	/* the type to print; NULL until odebug_descr_resolve() */
+};
+
+/*
+ * The object's memory is gone or reused: its frame returned (FRAME_GONE),
+ * or its module was unloaded (UNLOADED; the descriptor may be gone too).
+ * No debug_hint is called and no fixup follows.
+ */
+#define ODEBUG_SNAP_FRAME_GONE	1u
+#define ODEBUG_SNAP_UNLOADED	2u
+
+static inline const char *odebug_snapshot_type(const struct odebug_snapshot *o)
+{
+	if (o->type_name)
+		return o->type_name;
+	return o->name ? o->name : o->descr->name;
+}
+
+/*
+ * A frame, named.  Strings live in symbolize.c until the next report ("",
+ * never NULL, when unknown).  An inlined call is a frame of its own, with
+ * the address of the code it was inlined into.
+ */
+struct odebug_frame {
+	uintptr_t pc;
+	const char *module;		/* NULL when unknown */
+	uintptr_t module_off;
+	uintptr_t func_off;		/* when has_off */
+	const char *func;
+	const char *file;
+	unsigned int line;
+	bool inlined;
+	bool has_off;
+};
+
+#endif /* ODEBUG_TYPES_H */
