@@ -34,7 +34,7 @@
 #define BATCH		16
 
 struct rec {
-	uintptr_t word;		/* the held word; 0: a free record */
+	uintptr_t held;		/* the held word; 0: a free record */
 	uintptr_t addr;		/* the held address as given */
 	uint8_t role;
 	uint32_t knext, anext;	/* chains by request and by word: index + 1, 0 ends */
@@ -122,11 +122,11 @@ static void unchain(uint32_t *head, uint32_t idx, bool by_key)
 static uintptr_t drop(struct rec *h)
 {
 	uint32_t idx = (uint32_t)(h - R->h) + 1;
-	uintptr_t word = h->word;
+	uintptr_t word = h->held;
 
 	unchain(khead(&h->r), idx, true);
 	unchain(ahead(word), idx, false);
-	h->word = 0;
+	h->held = 0;
 	h->knext = R->free_list;
 	R->free_list = idx;
 	return word;
@@ -160,11 +160,11 @@ static struct rec *add(const struct odebug_held_io_req *r, uintptr_t addr, uint8
 		return NULL;
 	}
 	h = &R->h[idx - 1];
-	*h = (struct rec){ .word = addr & ~(uintptr_t)7, .addr = addr, .role = role, .r = *r };
+	*h = (struct rec){ .held = addr & ~(uintptr_t)7, .addr = addr, .role = role, .r = *r };
 	h->knext = *khead(r);
 	*khead(r) = idx;
-	h->anext = *ahead(h->word);
-	*ahead(h->word) = idx;
+	h->anext = *ahead(h->held);
+	*ahead(h->held) = idx;
 	return h;
 }
 
@@ -174,7 +174,7 @@ static unsigned int count(uintptr_t word)
 	uint32_t i;
 
 	for (i = *ahead(word); i; i = R->h[i - 1].anext)
-		n += R->h[i - 1].word == word;
+		n += R->h[i - 1].held == word;
 	return n;
 }
 
@@ -283,7 +283,7 @@ void odebug_held_io_end_key(int family, uint64_t key)
 		for (j = 1; j <= R->used && n < 32; j++) {
 			struct rec *h = &R->h[j - 1];
 
-			if (h->word && h->r.family == family && h->r.key == key)
+			if (h->held && h->r.family == family && h->r.key == key)
 				words[n++] = drop(h);
 		}
 		rec_unlock();
@@ -302,7 +302,7 @@ static unsigned int snapshot(uintptr_t word, struct rec *out)
 		return 0;
 	rec_lock();
 	for (i = *ahead(word); i && n < BATCH; i = R->h[i - 1].anext)
-		if (R->h[i - 1].word == word)
+		if (R->h[i - 1].held == word)
 			out[n++] = R->h[i - 1];
 	rec_unlock();
 	return n;
@@ -324,10 +324,10 @@ static void drop_copy(const struct rec *c)
 	uint32_t i;
 
 	rec_lock();
-	for (i = *ahead(c->word); i; i = R->h[i - 1].anext) {
+	for (i = *ahead(c->held); i; i = R->h[i - 1].anext) {
 		struct rec *h = &R->h[i - 1];
 
-		if (h->word == c->word && h->addr == c->addr && same_req(&h->r, &c->r)) {
+		if (h->held == c->held && h->addr == c->addr && same_req(&h->r, &c->r)) {
 			drop(h);
 			break;
 		}
