@@ -13,7 +13,8 @@
  * it.  Releasing the memory of a pending event is reported at the free(),
  * and fixup_free takes the event out of its base (event_del).
  *
- * Only the program's own events are tracked: an event_assign() or
+ * event_set() (the 1.4 API, with evtimer_set() and signal_set() over it)
+ * inits like event_assign().  Only the program's own events are tracked: an event_assign() or
  * event_new() called from inside libevent (its internal events, the events
  * of bufferevents and of event_base_once()) is left alone, since libevent
  * adds and deletes those through internal functions no hook sees.
@@ -35,6 +36,7 @@
 
 static int (*real_assign)(struct event *, struct event_base *, evutil_socket_t,
 			  short, event_callback_fn, void *);
+static void (*real_set)(struct event *, evutil_socket_t, short, event_callback_fn, void *);
 static struct event *(*real_new)(struct event_base *, evutil_socket_t, short,
 				 event_callback_fn, void *);
 static int (*real_add)(struct event *, const struct timeval *);
@@ -219,6 +221,23 @@ static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_
 	return ret;
 }
 
+/* The 1.4 API (memcached, tmux): event_assign() on the current base. */
+static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
+		     event_callback_fn cb, void *arg)
+{
+	bool track;
+
+	if (FROM_LIBEVENT()) {
+		real_set(ev, fd, events, cb, arg);
+		return;
+	}
+	untrack(ev);
+	track = (events & EV_PERSIST) || !cb || divert(ev, &cb, &arg);
+	real_set(ev, fd, events, cb, arg);	/* its event_assign() is libevent's */
+	if (track)
+		debug_object_init_auto(ev, &event_descr);
+}
+
 static struct event *wrap_new(struct event_base *base, evutil_socket_t fd, short events,
 			      event_callback_fn cb, void *arg)
 {
@@ -324,6 +343,7 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.hooks = (const struct odebug_hook[]){
 		HOOK("event_assign", wrap_assign, real_assign),
 		HOOK("event_new", wrap_new, real_new),
+		HOOK("event_set", wrap_set, real_set),
 		HOOK("event_add", wrap_add, real_add),
 		HOOK("event_del", wrap_del, real_del),
 		HOOK("event_free", wrap_free, real_free),
