@@ -17,6 +17,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
+#include <event2/event_compat.h>
 #include <event2/event_struct.h>
 #include <event2/thread.h>
 
@@ -84,6 +85,17 @@ void drop_new_event(struct event_base *base)
 
 	event_add(ev, &later);
 	free(ev);		/* not event_free() */
+}
+
+void drop_legacy_set(struct event_base *base);
+void drop_legacy_set(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	evtimer_set(&c->ev, on_event, c);	/* event_set(): the 1.4 API */
+	event_base_set(base, &c->ev);
+	evtimer_add(&c->ev, &later);
+	free(c);
 }
 
 void drop_readded_oneshot(struct event_base *base);
@@ -204,6 +216,7 @@ static const struct {
 	{ "drop_pending_timer", drop_pending_timer },
 	{ "drop_new_event", drop_new_event },
 	{ "drop_readded_oneshot", drop_readded_oneshot },
+	{ "drop_legacy_set", drop_legacy_set },
 	{ "del_then_free", del_then_free },
 	{ "fired_oneshot_freed", fired_oneshot_freed },
 	{ "new_then_event_free", new_then_event_free },

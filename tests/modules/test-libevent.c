@@ -123,6 +123,12 @@ static void readded_oneshot_freed(void **state)
 	reported("drop_readded_oneshot", "drop_readded_oneshot");
 }
 
+static void legacy_event_set_freed(void **state)
+{
+	(void)state;
+	reported("drop_legacy_set", "drop_legacy_set");
+}
+
 static void correct_patterns_silent(void **state)
 {
 	static const char *const names[] = {
@@ -173,6 +179,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(pending_evtimer_freed),
 		cmocka_unit_test(pending_event_new_freed),
 		cmocka_unit_test(readded_oneshot_freed),
+		cmocka_unit_test(legacy_event_set_freed),
 		cmocka_unit_test(correct_patterns_silent),
 		cmocka_unit_test(modules_option_off),
 		cmocka_unit_test(modules_option_named),
