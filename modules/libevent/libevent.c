@@ -47,6 +47,9 @@ static void (*real_base_free_nofinalize)(struct event_base *);
 static event_callback_fn (*real_get_callback)(const struct event *);
 static int (*real_foreach)(struct event_base *, event_base_foreach_event_cb, void *);
 
+/* Inside event_set(), whose own event_assign() comes from libevent. */
+static __thread int in_set;
+
 /* libevent's own code: calls from there are its internal events. */
 static uintptr_t lib_lo, lib_hi;
 
@@ -54,27 +57,31 @@ static uintptr_t lib_lo, lib_hi;
 	((uintptr_t)__builtin_return_address(0) - lib_lo < lib_hi - lib_lo)
 
 /*
- * A non-persistent event's own callback while its trampoline stands in.
- * Open addressing keyed by the event's address; a slot whose event is no
- * longer tracked (its memory was freed) is reused.  Written under
- * slots_lock; the ev field is read and cleared without it (the hint and
- * the fixup run inside a report and free()).
+ * The events this module tracks, and a one-shot event's own callback while
+ * its trampoline stands in: open addressing keyed by the event's address,
+ * so event_add() and event_del() know an event is the program's with one
+ * lockless probe (no lookup in libodebug's table).  Written under
+ * slots_lock at init; read, and cleared by compare-and-swap, without it
+ * (the hint and the fixup run inside a report and free()).  A persistent
+ * event's slot whose event is no longer tracked (its memory was freed) is
+ * reused; a trampoline's only when its address is assigned again, so a
+ * one-shot callback is never lost.  Full: the event is not tracked (never
+ * a false report).
  */
-#define SLOTS	(1 << 15)
+#define SLOTS	(1 << 16)
 #define TOMB	((struct event *)1)
 static struct slot {
 	struct event *ev;
-	event_callback_fn cb;
+	event_callback_fn cb;	/* NULL: no trampoline */
 	void *arg;
 } slots[SLOTS];
 static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t hash(const struct event *ev)
 {
-	return ((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ULL >> 49;	/* 15 bits */
+	return ((uintptr_t)ev >> 4) * 0x9e3779b97f4a7c15ULL >> 48;	/* 16 bits */
 }
 
-/* The event's slot, or NULL; reads only. */
 static struct slot *slot_find(const struct event *ev)
 {
 	size_t i = hash(ev), n;
@@ -101,8 +108,9 @@ static struct slot *slot_make(struct event *ev)
 	for (n = 0; n < SLOTS && !reuse; n++, i = (i + 1) % SLOTS) {
 		struct event *e = slots[i].ev;
 
-		if (!e || e == TOMB ||
-		    debug_object_get_state(e) == ODEBUG_STATE_NOTAVAILABLE)
+		/* A trampoline's slot stays until its address is assigned again. */
+		if (!e || e == TOMB || (!slots[i].cb &&
+		    debug_object_get_state(e) == ODEBUG_STATE_NOTAVAILABLE))
 			reuse = &slots[i];
 	}
 	return reuse;
@@ -127,9 +135,10 @@ static const struct debug_obj_descr event_descr = {
 	.fixup_free = event_fixup_free,
 };
 
-static bool tracked(struct event *ev)
+/* The program's event, tracked (one lockless probe). */
+static bool tracked(const struct event *ev)
 {
-	return debug_object_get_state(ev) != ODEBUG_STATE_NOTAVAILABLE;
+	return slot_find(ev) != NULL;
 }
 
 /* A one-shot event fires: it is no longer pending. */
@@ -140,7 +149,7 @@ static void trampoline(evutil_socket_t fd, short what, void *arg)
 	event_callback_fn cb = s ? s->cb : NULL;
 	void *cb_arg = s ? s->arg : NULL;
 
-	if (debug_object_get_state(ev) == ODEBUG_STATE_ACTIVE)
+	if (s)
 		debug_object_deactivate(ev, &event_descr);
 	if (cb)
 		cb(fd, what, cb_arg);
@@ -153,7 +162,7 @@ static void *event_hint(void *addr)
 	event_callback_fn cb = real_get_callback(ev);
 	struct slot *s;
 
-	if (cb == trampoline && (s = slot_find(ev)))
+	if (cb == trampoline && (s = slot_find(ev)) && s->cb)
 		cb = s->cb;
 	return *(void **)&cb;
 }
@@ -171,38 +180,41 @@ static bool event_fixup_free(void *addr, enum debug_obj_state state)
 }
 
 /*
- * Stand the trampoline in for a one-shot callback: false when the table
- * is full (the event is then not tracked: a fired one-shot would look
- * pending).
+ * Remember the event as the program's; a one-shot one (not EV_PERSIST,
+ * with a callback) gets the trampoline in place of its callback.  False
+ * when the table is full: the event is then not tracked.
  */
-static bool divert(struct event *ev, event_callback_fn *cb, void **arg)
+static bool remember(struct event *ev, short events, event_callback_fn *cb, void **arg)
 {
+	bool oneshot = !(events & EV_PERSIST) && *cb;
 	struct slot *s;
 
 	pthread_mutex_lock(&slots_lock);
 	s = slot_make(ev);
 	if (s) {
-		s->cb = *cb;
-		s->arg = *arg;
+		s->cb = oneshot ? *cb : NULL;
+		s->arg = oneshot ? *arg : NULL;
 		__atomic_store_n(&s->ev, ev, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&slots_lock);
 	if (!s)
 		return false;
-	*cb = trampoline;
-	*arg = ev;
+	if (oneshot) {
+		*cb = trampoline;
+		*arg = ev;
+	}
 	return true;
 }
 
 /* Drop what was tracked at ev (a re-assign, or an untracked new event). */
 static void untrack(struct event *ev)
 {
-	if (!tracked(ev))
+	slot_forget(ev);
+	if (debug_object_get_state(ev) == ODEBUG_STATE_NOTAVAILABLE)
 		return;
 	if (debug_object_get_state(ev) == ODEBUG_STATE_ACTIVE)
 		debug_object_deactivate(ev, &event_descr);
 	debug_object_free(ev, &event_descr);
-	slot_forget(ev);
 }
 
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
@@ -211,13 +223,18 @@ static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_
 	bool track;
 	int ret;
 
-	if (FROM_LIBEVENT())
+	if (FROM_LIBEVENT()) {
+		if (!in_set)
+			slot_forget(ev);	/* libevent's own now */
 		return real_assign(ev, base, fd, events, cb, arg);
+	}
 	untrack(ev);
-	track = (events & EV_PERSIST) || !cb || divert(ev, &cb, &arg);
+	track = remember(ev, events, &cb, &arg);
 	ret = real_assign(ev, base, fd, events, cb, arg);
 	if (ret == 0 && track)
 		debug_object_init_auto(ev, &event_descr);	/* heap, static or stack */
+	else if (track)
+		slot_forget(ev);
 	return ret;
 }
 
@@ -232,8 +249,10 @@ static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
 		return;
 	}
 	untrack(ev);
-	track = (events & EV_PERSIST) || !cb || divert(ev, &cb, &arg);
+	track = remember(ev, events, &cb, &arg);
+	in_set++;
 	real_set(ev, fd, events, cb, arg);	/* its event_assign() is libevent's */
+	in_set--;
 	if (track)
 		debug_object_init_auto(ev, &event_descr);
 }
@@ -265,7 +284,7 @@ static int wrap_del(struct event *ev)
 {
 	int ret = real_del(ev);
 
-	if (ret == 0 && debug_object_get_state(ev) == ODEBUG_STATE_ACTIVE)
+	if (ret == 0 && tracked(ev))
 		debug_object_deactivate(ev, &event_descr);
 	return ret;
 }

@@ -66,10 +66,10 @@ free_port() {
 memcached_run() {	# out: with the launcher or not
 	port=$(free_port)
 	if [ "$1" = odebug ]; then
-		ODEBUG_OPTIONS=$opts "$launcher" memcached -u root -l 127.0.0.1 \
+		ODEBUG_OPTIONS=$opts timeout 60 "$launcher" memcached -u root -l 127.0.0.1 \
 			-p "$port" -U 0 -t 2 2>"$dir/$1.err" &
 	else
-		memcached -u root -l 127.0.0.1 -p "$port" -U 0 -t 2 2>"$dir/$1.err" &
+		timeout 60 memcached -u root -l 127.0.0.1 -p "$port" -U 0 -t 2 2>"$dir/$1.err" &
 	fi
 	pid=$!
 	i=0
@@ -101,7 +101,7 @@ tmux_run() {	# out: with the launcher or not
 	[ "$1" = odebug ] && run=$launcher
 	sock=$dir/tmux-$1
 	# The server in the foreground (-D), its stderr kept; clients alone.
-	ODEBUG_OPTIONS=$opts $run tmux -D -S "$sock" -f /dev/null 2>"$dir/$1.err" &
+	ODEBUG_OPTIONS=$opts timeout 60 $run tmux -D -S "$sock" -f /dev/null 2>"$dir/$1.err" &
 	server=$!
 	i=0
 	while [ ! -S "$sock" ] && [ $i -lt 100 ]; do i=$((i + 1)); sleep 0.1; done
