@@ -193,6 +193,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 	const ElfW(Sym) *symtab;
 	const char *strtab, *soname;
 	struct patch p = { 0 };
+	uintptr_t pltrel;
 	size_t m, k;
 	int i;
 
@@ -211,7 +212,9 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 			}
 	symtab = (const ElfW(Sym) *)dyn_ptr(info, dyn, DT_SYMTAB);
 	strtab = (const char *)dyn_ptr(info, dyn, DT_STRTAB);
-	if (!symtab || !strtab || dyn_ptr(info, dyn, DT_PLTREL) != DT_RELA)
+	/* RELA only (x86-64, aarch64, riscv64); no PLT (-fno-plt): GOT alone. */
+	pltrel = dyn_ptr(info, dyn, DT_PLTREL);
+	if (!symtab || !strtab || (pltrel && pltrel != DT_RELA))
 		return 0;
 	p.self_lo = ~(uintptr_t)0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
