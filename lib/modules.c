@@ -266,22 +266,24 @@ static bool concat(char *dst, size_t cap, const char *a, const char *b,
 }
 
 /*
- * Where libodebug-<name>.so is, first hit: module_path (the file, or the
- * build tree's <name>/ folder), then odebug-modules/ beside libodebug.
+ * Where libodebug-<name>.so is, first hit: module_path, else
+ * ODEBUG_MODULE_PATH (the file, or the build tree's <name>/ folder), then
+ * odebug-modules/ beside libodebug.
  */
 static bool module_file(char *dst, size_t cap, const char *name, const char *self)
 {
 	char dir[ODEBUG_OPT_STRLEN + 32], sub[64];
+	const char *path = odebug_opt.module_path;
 	const char *slash = self ? strrchr(self, '/') : NULL;
 	size_t n = slash ? (size_t)(slash - self) : 0;
 
-	if (odebug_opt.module_path[0]) {
-		if (concat(dst, cap, odebug_opt.module_path, "/libodebug-", name, ".so") &&
-		    !access(dst, R_OK))
+	if (!path || !*path)
+		path = odebug_getenv("ODEBUG_MODULE_PATH");	/* a build tree's launcher */
+	if (path && *path) {
+		if (concat(dst, cap, path, "/libodebug-", name, ".so") && !access(dst, R_OK))
 			return true;
 		if (concat(sub, sizeof(sub), "/", name, "/libodebug-", NULL) &&
-		    concat(dst, cap, odebug_opt.module_path, sub, name, ".so") &&
-		    !access(dst, R_OK))
+		    concat(dst, cap, path, sub, name, ".so") && !access(dst, R_OK))
 			return true;
 	}
 	if (!n || n + 16 >= sizeof(dir))

@@ -78,7 +78,7 @@ static const struct option_desc options[] = {
 	STR(modules, "auto", NULL,
 	    "annotation modules: auto (each library's in use), none, or names joined by ','"),
 	STR(module_path, "", NULL,
-	    "folder searched first for libodebug-<name>.so (the build tree: build/modules)"),
+	    "folder searched first for libodebug-<name>.so (empty: $ODEBUG_MODULE_PATH)"),
 	NUM(exitcode, 0, 0, 255,
 	    "exit status at normal exit when a report was made (0: unchanged)"),
 	NUM(abort_on_error, 0, 0, 1,
