@@ -208,6 +208,21 @@ static void locked_threads(struct event_base *unused)
 	event_base_free(shared);
 }
 
+/* Whether libodebug loaded the module into this process. */
+static void module_mapped(struct event_base *unused)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	(void)unused;
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "libodebug-libevent.so") != NULL;
+	if (f)
+		fclose(f);
+	printf("module %s\n", n ? "mapped" : "absent");
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct event_base *);
@@ -223,6 +238,7 @@ static const struct {
 	{ "base_free_owns", base_free_owns },
 	{ "internal_events", internal_events },
 	{ "locked_threads", locked_threads },
+	{ "module_mapped", module_mapped },
 };
 
 int main(int argc, char **argv)

@@ -6,7 +6,7 @@
  * the fixup takes the event out of its base so the program ends with
  * nothing pending; each correct pattern is silent; a plugin dlopen()ed
  * later is covered too; modules=none and a list without libevent load
- * nothing.
+ * nothing, nor does ODEBUG unset.
  *
  * usage: test-libevent EVPROG EVDLOPEN EVPLUGIN MODULE_PATH
  */
@@ -38,7 +38,10 @@ static char *run(const char *options, int *status, const char *prog, const char 
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		setenv("ODEBUG", "1", 1);
+		if (strcmp(options, "ODEBUG unset"))
+			setenv("ODEBUG", "1", 1);
+		else
+			unsetenv("ODEBUG");
 		setenv("ODEBUG_OPTIONS", opts, 1);
 		dup2(fd[1], 1);
 		dup2(fd[1], 2);
@@ -160,6 +163,20 @@ static void modules_option_named(void **state)
 	free(out);
 }
 
+/* ODEBUG unset: libodebug loads nothing; ODEBUG=1: the module is there. */
+static void loaded_only_when_enabled(void **state)
+{
+	int status;
+	char *off = run("ODEBUG unset", &status, evprog, "module_mapped");
+	char *on = run("", &status, evprog, "module_mapped");
+
+	(void)state;
+	if (!strstr(off, "module absent") || !strstr(on, "module mapped"))
+		fail_msg("ODEBUG unset: %s; ODEBUG=1: %s", off, on);
+	free(off);
+	free(on);
+}
+
 static void plugin_loaded_later(void **state)
 {
 	int status;
@@ -184,6 +201,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(modules_option_off),
 		cmocka_unit_test(modules_option_named),
 		cmocka_unit_test(plugin_loaded_later),
+		cmocka_unit_test(loaded_only_when_enabled),
 	};
 
 	if (argc != 5) {
