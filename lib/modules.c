@@ -23,6 +23,7 @@
 #include "../modules/odebug-module.h"
 
 #define MAX_SONAMES	4
+#define MAX_HOOKS	64	/* per module; more are left unbound when lazy */
 
 /* Which library each module serves: one row per module. */
 static const struct known {
@@ -108,6 +109,7 @@ static const char *soname_of(const struct dl_phdr_info *info, const ElfW(Dyn) *d
 #elif defined(__aarch64__)
 #define R_SLOT(t)	((t) == R_AARCH64_JUMP_SLOT || (t) == R_AARCH64_GLOB_DAT)
 #elif defined(__riscv) && __riscv_xlen == 64
+/* RISC-V fills GOT entries with R_RISCV_64 (data pointers to it too). */
 #define R_SLOT(t)	((t) == R_RISCV_JUMP_SLOT || (t) == R_RISCV_64)
 #else
 #define R_SLOT(t)	0	/* no redirection on this architecture */
@@ -147,6 +149,7 @@ static bool slot_is_real(const struct patch *p, void *v)
 	       p->global == *p->hook->real;
 }
 
+/* Every slot of one relocation table that calls p->hook's function. */
 static void patch_relocs(const struct dl_phdr_info *info, struct patch *p,
 			 const ElfW(Sym) *symtab, const char *strtab,
 			 const ElfW(Rela) *rel, size_t size)
@@ -167,14 +170,16 @@ static void patch_relocs(const struct dl_phdr_info *info, struct patch *p,
 	}
 }
 
+/* One pass over the loaded objects (visit()'s state). */
 struct scan {
 	uintptr_t self;			/* libodebug's load bias */
 	bool want[NKNOWN];		/* a module to load */
 	char path[NKNOWN][ODEBUG_OPT_STRLEN];	/* the library it serves */
-	void *global[NKNOWN][64];
+	void *global[NKNOWN][MAX_HOOKS];	/* each hook's name, resolved */
 	unsigned long long adds;
 };
 
+/* A module's own slots are left alone (it calls reals, never by name). */
 static bool is_module(uintptr_t base)
 {
 	size_t m;
@@ -235,7 +240,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
 			if (!h[k].wrapper)
 				continue;
 			p.hook = &h[k];
-			p.global = k < 64 ? s->global[m][k] : NULL;
+			p.global = k < MAX_HOOKS ? s->global[m][k] : NULL;
 			patch_relocs(info, &p, symtab, strtab,
 				     (const ElfW(Rela) *)dyn_ptr(info, dyn, DT_JMPREL),
 				     dyn_ptr(info, dyn, DT_PLTRELSZ));
@@ -360,7 +365,7 @@ static bool scan_once(void)
 	if (!any && s.adds == last_adds)
 		return false;
 	for (m = 0; m < NKNOWN; m++)
-		for (k = 0; loaded[m].mod && loaded[m].mod->hooks[k].symbol && k < 64; k++)
+		for (k = 0; loaded[m].mod && loaded[m].mod->hooks[k].symbol && k < MAX_HOOKS; k++)
 			s.global[m][k] = dlsym(RTLD_DEFAULT, loaded[m].mod->hooks[k].symbol);
 	dlerror();
 	memset(s.want, 0, sizeof(s.want));
