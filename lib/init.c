@@ -177,6 +177,7 @@ static enum odebug_mode decide(void)
 		odebug_origin_init();
 	odebug_stack_init();
 	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
+	odebug_modules_scan();		/* annotation modules of the libraries loaded */
 	odebug_guard_exit();
 	return ODEBUG_MODE_IDLE;
 }

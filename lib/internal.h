@@ -60,6 +60,7 @@ struct odebug_options {
 	char log_format[ODEBUG_OPT_STRLEN];
 	char suppressions[ODEBUG_OPT_STRLEN];
 	char symbolizer[ODEBUG_OPT_STRLEN];
+	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/modules.c */
 	unsigned long exitcode;
 	unsigned long abort_on_error;
 	unsigned long halt_on_error;
@@ -282,6 +283,7 @@ void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
 bool odebug_backtrace_skip_module(const void *addr);
+void odebug_modules_scan(void);	/* lib/modules.c */
 void odebug_backtrace_skip_through(const void *fn);
 
 /* "stack.c": thread stacks */

@@ -104,6 +104,18 @@ cat "$work/out"
 grep -q 'plugin: fixup_free stopped the ticker' "$work/out" &&
 	grep -q 'checked by libodebug-audit.so before the unmap' "$work/out" &&
 	grep -q '^ *#0 0x[0-9a-f]* in unload_plugin+' "$work/out" || die "odebug --audit: expected the audit report and fixup"
+# The libevent module: packaged, and loaded by libodebug for a program on
+# libevent (its story: the pending event freed in conn_drop reported).
+dpkg -L libodebug1 | grep -q '/odebug-modules/libodebug-libevent\.so$' ||
+	die "libodebug-libevent.so not in libodebug1"
+if pkg-config --exists libevent; then
+	cc -rdynamic -fno-optimize-sibling-calls -fno-inline -o "$work/event-story" \
+		"$src/examples/libevent-shim/story.c" $(pkg-config --cflags --libs libevent) ||
+		die "the libevent story did not build"
+	odebug "$work/event-story" >"$work/out" 2>&1 || { cat "$work/out"; die "odebug ./event-story: status $?"; }
+	grep -q 'object type: libevent_event' "$work/out" && grep -q ' in conn_drop+' "$work/out" &&
+		grep -q '^done$' "$work/out" || { cat "$work/out"; die "odebug ./event-story: no module report"; }
+fi
 for m in man1/odebug.1 man7/odebug.7 man3/debug_object_init.3 man3/debug_object_free.3; do
 	[ -f "/usr/share/man/$m.gz" ] || die "/usr/share/man/$m.gz missing"
 done

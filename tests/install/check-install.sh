@@ -2,7 +2,8 @@
 # meson install into a temporary DESTDIR, then use only the installed tree:
 # check what is there, build an annotated example with pkg-config
 # (PKG_CONFIG_SYSROOT_DIR), run it under the installed launcher, check the
-# report; the same for odebug --audit with tests/unload's host and plugin.
+# report; the same for odebug --audit with tests/unload's host and plugin,
+# and for the libevent module with its story (examples/libevent-shim).
 # usage: check-install.sh MESON BUILD_ROOT SOURCE_ROOT VERSION PREFIX BINDIR
 #                         LIBDIR INCLUDEDIR MANDIR
 set -u
@@ -127,6 +128,22 @@ if [ -f "$lib/odebug-audit/libodebug-audit.so" ]; then
 else
 	[ -f "$build/preload/libodebug-audit.so" ] &&
 		bad "libodebug-audit.so is built but not in $lib/odebug-audit"
+fi
+# The libevent module from $libdir/odebug-modules, found beside the
+# installed libodebug (no module_path): the story's bug reported.
+if [ -f "$build/modules/libevent/libodebug-libevent.so" ]; then
+	if [ -f "$lib/odebug-modules/libodebug-libevent.so" ] &&
+	   cc -rdynamic -fno-optimize-sibling-calls -fno-inline "$src/examples/libevent-shim/story.c" \
+		-o "$tmp/event-story" -levent 2>"$tmp/cc.log"; then
+		"$bin/odebug" "$tmp/event-story" >"$tmp/out" 2>&1
+		rc=$?
+		[ "$rc" -eq 0 ] && grep -q 'object type: libevent_event' "$tmp/out" &&
+			grep -q ' in conn_drop+' "$tmp/out" &&
+			ok "the installed libodebug loads libodebug-libevent.so from $libdir/odebug-modules" ||
+			{ sed 's/^/   | /' "$tmp/out"; bad "the libevent module under the installed launcher: status $rc"; }
+	else
+		bad "libodebug-libevent.so is built but not installed in $lib/odebug-modules (or the story did not build)"
+	fi
 fi
 "$bin/odebug" --version | grep -qx "odebug (libodebug) $version" && ok "odebug --version" ||
 	bad "odebug --version"

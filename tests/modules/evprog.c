@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * evprog.c - programs on the system's libevent, one per scenario
+ * (evprog NAME), for the libevent module's suite (test-libevent.c): each
+ * misuse frees the memory of a pending event in a function named after
+ * it; the correct patterns end the same way without the misuse.  Every
+ * scenario ends by running the loop once and printing "end N" (N: the
+ * events still pending in the base, 0 when the fixup removed the freed
+ * one; libevent's own events not counted).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/event_compat.h>
+#include <event2/event_struct.h>
+#include <event2/thread.h>
+
+struct conn {
+	int id;
+	struct event ev;
+	char pad[32];
+};
+
+static struct timeval soon = { 0, 1000 }, later = { 60, 0 };
+
+static void on_event(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+}
+
+static int count_one(const struct event_base *b, const struct event *e, void *arg)
+{
+	(void)b;
+	(void)e;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int pending(struct event_base *base)
+{
+	int n = 0;
+
+	event_base_foreach_event(base, count_one, &n);
+	return n;
+}
+
+static struct conn *conn_open(struct event_base *base, short what)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	event_assign(&c->ev, base, -1, what, on_event, c);
+	event_add(&c->ev, &later);
+	return c;
+}
+
+/* Misuses: each frees the memory of a pending event. */
+void drop_pending_conn(struct event_base *base);
+void drop_pending_conn(struct event_base *base)
+{
+	free(conn_open(base, EV_PERSIST));
+}
+
+void drop_pending_timer(struct event_base *base);
+void drop_pending_timer(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	evtimer_assign(&c->ev, base, on_event, c);
+	evtimer_add(&c->ev, &later);
+	free(c);
+}
+
+void drop_new_event(struct event_base *base);
+void drop_new_event(struct event_base *base)
+{
+	struct event *ev = event_new(base, -1, EV_PERSIST, on_event, NULL);
+
+	event_add(ev, &later);
+	free(ev);		/* not event_free() */
+}
+
+void drop_legacy_set(struct event_base *base);
+void drop_legacy_set(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	evtimer_set(&c->ev, on_event, c);	/* event_set(): the 1.4 API */
+	event_base_set(base, &c->ev);
+	evtimer_add(&c->ev, &later);
+	free(c);
+}
+
+void drop_readded_oneshot(struct event_base *base);
+void drop_readded_oneshot(struct event_base *base)
+{
+	struct conn *c = conn_open(base, 0);
+
+	event_del(&c->ev);
+	event_add(&c->ev, &soon);
+	event_base_loop(base, EVLOOP_ONCE);	/* fires: no longer pending */
+	event_add(&c->ev, &later);		/* pending again */
+	free(c);
+}
+
+/* Correct patterns. */
+static void del_then_free(struct event_base *base)
+{
+	struct conn *c = conn_open(base, EV_PERSIST);
+
+	event_add(&c->ev, &later);	/* re-adding a pending event is legal */
+	event_del(&c->ev);
+	free(c);
+}
+
+static void fired_oneshot_freed(struct event_base *base)
+{
+	struct conn *c = conn_open(base, 0);
+	struct event *ev = evtimer_new(base, on_event, NULL);
+
+	event_del(&c->ev);
+	event_add(&c->ev, &soon);
+	evtimer_add(ev, &soon);
+	event_base_loop(base, EVLOOP_ONCE);
+	while (event_pending(&c->ev, EV_TIMEOUT, NULL) || evtimer_pending(ev, NULL))
+		event_base_loop(base, EVLOOP_ONCE);
+	free(c);
+	free(ev);	/* fired: the memory holds no pending event */
+}
+
+static void new_then_event_free(struct event_base *base)
+{
+	struct event *ev = event_new(base, -1, EV_PERSIST, on_event, NULL);
+
+	event_add(ev, &later);
+	event_free(ev);	/* deletes it */
+}
+
+static void base_free_owns(struct event_base *unused)
+{
+	struct event_base *base = event_base_new();
+	struct conn *a = conn_open(base, EV_PERSIST), *b = conn_open(base, 0);
+
+	(void)unused;
+	event_base_free(base);	/* deletes a and b */
+	free(a);
+	free(b);
+}
+
+static void internal_events(struct event_base *base)
+{
+	struct bufferevent *bev;
+	char buf[8];
+	int sv[2];
+
+	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+	bev = bufferevent_socket_new(base, sv[0], BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_enable(bev, EV_READ | EV_WRITE);
+	bufferevent_write(bev, "ping", 4);
+	event_base_once(base, -1, EV_TIMEOUT, on_event, NULL, &soon);
+	event_base_loop(base, EVLOOP_ONCE);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	if (read(sv[1], buf, sizeof(buf)) < 0)
+		perror("read");
+	bufferevent_free(bev);
+	close(sv[1]);
+	event_base_loop(base, EVLOOP_ONCE);	/* the once-event fires */
+}
+
+static struct event_base *shared;
+
+static void *worker(void *arg)
+{
+	int i;
+
+	(void)arg;
+	for (i = 0; i < 2000; i++) {
+		struct conn *c = conn_open(shared, i & 1 ? EV_PERSIST : 0);
+
+		event_active(&c->ev, EV_TIMEOUT, 0);
+		event_del(&c->ev);
+		free(c);
+	}
+	return NULL;
+}
+
+static void locked_threads(struct event_base *unused)
+{
+	pthread_t t[2];
+	int i;
+
+	(void)unused;
+	shared = event_base_new();
+	for (i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
+	for (i = 0; i < 20; i++)
+		event_base_loop(shared, EVLOOP_NONBLOCK);
+	for (i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	event_base_loop(shared, EVLOOP_NONBLOCK);
+	event_base_free(shared);
+}
+
+/* Whether libodebug loaded the module into this process. */
+static void module_mapped(struct event_base *unused)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	(void)unused;
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, "libodebug-libevent.so") != NULL;
+	if (f)
+		fclose(f);
+	printf("module %s\n", n ? "mapped" : "absent");
+}
+
+static const struct {
+	const char *name;
+	void (*run)(struct event_base *);
+} scenarios[] = {
+	{ "drop_pending_conn", drop_pending_conn },
+	{ "drop_pending_timer", drop_pending_timer },
+	{ "drop_new_event", drop_new_event },
+	{ "drop_readded_oneshot", drop_readded_oneshot },
+	{ "drop_legacy_set", drop_legacy_set },
+	{ "del_then_free", del_then_free },
+	{ "fired_oneshot_freed", fired_oneshot_freed },
+	{ "new_then_event_free", new_then_event_free },
+	{ "base_free_owns", base_free_owns },
+	{ "internal_events", internal_events },
+	{ "locked_threads", locked_threads },
+	{ "module_mapped", module_mapped },
+};
+
+int main(int argc, char **argv)
+{
+	struct event_base *base;
+	size_t i;
+	int before;
+
+	evthread_use_pthreads();
+	base = event_base_new();
+	before = pending(base);	/* libevent's own (evthread's notify event) */
+	for (i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(argv[1], scenarios[i].name)) {
+			scenarios[i].run(base);
+			event_base_loop(base, EVLOOP_NONBLOCK);
+			printf("end %d\n", pending(base) - before);
+			event_base_free(base);
+			return 0;
+		}
+	fprintf(stderr, "usage: evprog SCENARIO\n");
+	return 2;
+}
