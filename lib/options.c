@@ -3,9 +3,9 @@
  * options.c - every ODEBUG_OPTIONS setting, declared once in one table.
  *
  * ODEBUG_OPTIONS holds key=value pairs separated by ':' or ',' (as the
- * sanitizers' options); a value that contains either is written in double
- * or single quotes (up to the next quote of the same kind; there is no
- * escape).  A switch takes 0/1, true/false, yes/no or on/off.  An unknown
+ * sanitizers' options; a ',' not followed by a key=value is part of a list
+ * value); a value that contains a separator is written in double or single
+ * quotes (up to the next quote of the same kind; there is no escape).  A switch takes 0/1, true/false, yes/no or on/off.  An unknown
  * key or a bad value costs one warning line and keeps the default.
  * Parsing allocates nothing: it may run inside the first API call of the
  * process, from another library's constructor.
@@ -274,10 +274,20 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		       dec(def, d->def), (char *)NULL);
 }
 
-/* Ends a setting: ':' or ',', as the sanitizers' options take both. */
-static bool is_separator(char c)
+/*
+ * Does the setting end at @p?  At ':', and at ',' (as the sanitizers'
+ * options take both) when a key=value follows; otherwise the ',' belongs
+ * to the value, as in a list (modules=libuv,glib).
+ */
+static bool is_separator(const char *p)
 {
-	return c == ':' || c == ',';
+	if (*p == ':')
+		return true;
+	if (*p != ',')
+		return false;
+	for (p++; *p && *p != ':' && *p != ',' && *p != '='; p++)
+		;
+	return *p == '=';
 }
 
 
@@ -294,7 +304,7 @@ void odebug_options_parse(const char *text)
 		size_t klen, vlen = 0;
 		bool quoted = false;
 
-		while (*p && *p != '=' && !is_separator(*p))
+		while (*p && *p != '=' && !is_separator(p))
 			p++;
 		klen = (size_t)(p - key);
 		if (*p == '=') {
@@ -313,14 +323,14 @@ void odebug_options_parse(const char *text)
 					quoted = false;	/* unterminated */
 			} else {
 				val = p;
-				while (*p && !is_separator(*p))
+				while (*p && !is_separator(p))
 					p++;
 				vlen = (size_t)(p - val);
 			}
 		}
 		if (klen)
 			apply(key, klen, val, vlen, val && (quoted || vlen));
-		while (*p && !is_separator(*p))	/* junk after a closing quote */
+		while (*p && !is_separator(p))	/* junk after a closing quote */
 			p++;
 		if (*p)
 			p++;
