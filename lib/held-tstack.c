@@ -23,9 +23,13 @@
 #include "held-ext.h"
 
 
+/*
+ * The thread itself asks only from its exit (lib/stack.c checks an
+ * exiting thread's stack as freed): that is the end of its hold.
+ */
 static bool live(const struct odebug_xhold *h)
 {
-	return h->tid == odebug_b_self() || odebug_held_thread_alive(h->tid);
+	return h->tid != odebug_b_self() && odebug_held_thread_alive(h->tid);
 }
 
 static void describe(const struct odebug_xhold *h, struct odebug_buf *b)
