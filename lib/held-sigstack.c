@@ -34,13 +34,21 @@ bool odebug_held_thread_alive(int tid)
 	return alive;
 }
 
+/*
+ * A signal stack inside this thread's own stack is checked only when its
+ * frames go, mostly at the thread's exit, where the kernel drops it:
+ * not held then (a frame that returns with it installed is missed).
+ */
 static bool live(const struct odebug_xhold *h)
 {
+	uintptr_t base;
 	stack_t cur;
 	int saved = errno, r;
 
 	if (h->tid != odebug_b_self())
 		return odebug_held_thread_alive(h->tid);
+	if (odebug_on_stack(h->addr, &base))
+		return false;
 	if (!odebug_held_sigaltstack_call)
 		return true;
 	r = odebug_held_sigaltstack_call(NULL, &cur);

@@ -125,6 +125,17 @@ static void *install_and_exit(void *arg)
 	return install(SSLEN);
 }
 
+/* A signal stack in the thread's own frames, installed when it exits. */
+static void *local_stack_at_exit(void *arg)
+{
+	char local[SSLEN] __attribute__((aligned(16)));
+	stack_t ss = { .ss_sp = local, .ss_size = sizeof(local) };
+
+	(void)arg;
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	return NULL;
+}
+
 static void released_first_is_silent(void **state)
 {
 	(void)state;
@@ -148,6 +159,12 @@ static void released_first_is_silent(void **state)
 		pthread_create(&t, NULL, install_and_exit, NULL);
 		pthread_join(t, &p);
 		free(p);
+	});
+	EXPECT_SILENT({	/* in the thread's own frames, its exit ends it */
+		pthread_t t;
+
+		pthread_create(&t, NULL, local_stack_at_exit, NULL);
+		pthread_join(t, NULL);
 	});
 }
 
