@@ -81,7 +81,7 @@ static void own_stack_freed_is_reported_and_disabled(void **state)
 }
 
 /* Another thread's, still installed: a report only (no fixup from here). */
-static int pipefd[2];
+static int pipefd[2], go[2];	/* ready: thread to main; go: main to thread */
 static void *owner_stack;
 static long owner_tid;
 
@@ -93,7 +93,7 @@ static void *owner(void *arg)
 	owner_tid = syscall(SYS_gettid);
 	owner_stack = install(SSLEN);
 	assert_int_equal(write(pipefd[1], "r", 1), 1);
-	assert_int_equal(read(pipefd[0], &c, 1), 1);	/* until the main thread freed it */
+	assert_int_equal(read(go[0], &c, 1), 1);	/* until the main thread freed it */
 	disable();
 	return NULL;
 }
@@ -105,16 +105,19 @@ static void other_threads_stack_freed_is_reported(void **state)
 
 	(void)state;
 	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(pipe(go), 0);
 	pthread_create(&t, NULL, owner, NULL);
 	assert_int_equal(read(pipefd[0], &c, 1), 1);
 	snprintf(holder, sizeof(holder), "holder: sigaltstack of thread %ld (another thread)",
 		 owner_tid);
 	EXPECT_HELD_AS("ODEBUG: free active", "sigstack_free_installed", 0,
 		       sigstack_free_installed(owner_stack), "object type: sigaltstack", holder);
-	assert_int_equal(write(pipefd[1], "g", 1), 1);
+	assert_int_equal(write(go[1], "g", 1), 1);
 	pthread_join(t, NULL);
 	close(pipefd[0]);
 	close(pipefd[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 /* --- must not be reported ------------------------------------------- */

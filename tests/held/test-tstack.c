@@ -18,7 +18,7 @@
 #define STACKLEN (64 * 1024)
 #define BIGSTACK (1024 * 1024)	/* above malloc's mmap threshold: a free unmaps it */
 
-static int pipefd[2];
+static int pipefd[2], go[2];	/* ready: thread to main; go: main to thread */
 static volatile long thread_tid;
 
 static void *waiter(void *arg)
@@ -28,7 +28,7 @@ static void *waiter(void *arg)
 	(void)arg;
 	thread_tid = syscall(SYS_gettid);
 	assert_int_equal(write(pipefd[1], "r", 1), 1);
-	assert_int_equal(read(pipefd[0], &c, 1), 1);
+	assert_int_equal(read(go[0], &c, 1), 1);
 	return NULL;
 }
 
@@ -86,6 +86,7 @@ static void running_threads_stack_freed_is_reported(void **state)
 
 	(void)state;
 	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(pipe(go), 0);
 	assert_int_equal(pipe(never), 0);
 	start_on(stack, BIGSTACK, blocked, true);
 	assert_int_equal(read(pipefd[0], &c, 1), 1);
@@ -94,6 +95,8 @@ static void running_threads_stack_freed_is_reported(void **state)
 		       stack_free_running(stack), "object type: thread_stack", holder);
 	close(pipefd[0]);
 	close(pipefd[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 /* --- must not be reported ------------------------------------------- */
@@ -102,14 +105,14 @@ static void joined_or_gone_first_is_silent(void **state)
 {
 	(void)state;
 	EXPECT_SILENT({	/* joined, then freed */
-		void *stack;
+		void *stack = NULL;
 
 		posix_memalign(&stack, 4096, STACKLEN);
 		pthread_join(start_on(stack, STACKLEN, quick, false), NULL);
 		free(stack);
 	});
 	EXPECT_SILENT({	/* detached, gone (the kernel says so), then freed */
-		void *stack;
+		void *stack = NULL;
 
 		posix_memalign(&stack, 4096, STACKLEN);
 		thread_tid = 0;
@@ -125,7 +128,7 @@ static void reused_stack_is_silent(void **state)
 {
 	(void)state;
 	EXPECT_SILENT({
-		void *stack;
+		void *stack = NULL;
 
 		posix_memalign(&stack, 4096, STACKLEN);
 		for (int i = 0; i < 50; i++)
@@ -142,7 +145,7 @@ static void reused_stack_is_silent(void **state)
 /* A fork child has no thread but the forking one: its copy of a stack is its own. */
 static void fork_child_is_silent(void **state)
 {
-	void *stack;
+	void *stack = NULL;
 	char c;
 	int status;
 	pthread_t t;
@@ -151,6 +154,7 @@ static void fork_child_is_silent(void **state)
 	(void)state;
 	posix_memalign(&stack, 4096, STACKLEN);
 	assert_int_equal(pipe(pipefd), 0);
+	assert_int_equal(pipe(go), 0);
 	t = start_on(stack, STACKLEN, waiter, false);
 	assert_int_equal(read(pipefd[0], &c, 1), 1);
 	EXPECT_SILENT({
@@ -163,13 +167,15 @@ static void fork_child_is_silent(void **state)
 		waitpid(pid, &status, 0);
 	});
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	assert_int_equal(write(pipefd[1], "g", 1), 1);
+	assert_int_equal(write(go[1], "g", 1), 1);
 	EXPECT_SILENT({
 		pthread_join(t, NULL);
 		free(stack);
 	});
 	close(pipefd[0]);
 	close(pipefd[1]);
+	close(go[0]);
+	close(go[1]);
 }
 
 int main(void)
