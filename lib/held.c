@@ -38,6 +38,7 @@
 #include "builtin.h"
 #include "held.h"
 #include "held-io.h"
+#include "held-ext.h"
 #include "lock.h"
 
 int odebug_held_on;
@@ -492,6 +493,32 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
 
+/*
+ * At dlclose (held-module.c): the first armed timer whose SIGEV_THREAD
+ * function lies in [@lo, @hi), its id in *@id; 0 when none.  Every
+ * record is looked at (a rare call).
+ */
+uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
+{
+	uintptr_t fn = 0;
+	uint32_t j;
+
+	if (!odebug_load(&H))
+		return 0;
+	hold_lock();
+	for (j = 1; j <= H->used && !fn; j++) {
+		const struct hold *h = &H->h[j - 1];
+
+		if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & HOLD_ARMED) &&
+		    h->fn >= lo && h->fn < hi && h->gen == gen) {
+			fn = h->fn;
+			*id = h->key;
+		}
+	}
+	hold_unlock();
+	return fn;
+}
+
 /* --- the free check: still held?  the fixup, the report line ---------- */
 
 #define BATCH 16
@@ -619,7 +646,7 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 	if (odebug_held_io_descr(o->descr))	/* AIO, io_uring: held-io.c */
 		return odebug_held_io_released(o);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
-		return false;
+		return odebug_held_ext_released(o);	/* held-ext.h's families */
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	for (i = 0; i < n; i++) {
@@ -723,7 +750,7 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 	if (odebug_held_io_descr(o->descr))
 		return odebug_held_io_describe(o, buf, cap);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
-		return false;
+		return odebug_held_ext_describe(o, buf, cap);
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	if (!n)

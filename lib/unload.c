@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "held-ext.h"
 
 /*
  * Drop every tracker whose object starts in [start, end).  For each ACTIVE
@@ -51,7 +52,8 @@ repeat:
 	if (!t)
 		return false;
 	odebug_pool_free(t);
-	if (dc->describe(&o, dc->arg))
+	/* held-ext.h's holders are asked even here: a thread's own stack and signal stack end with it */
+	if (dc->describe(&o, dc->arg) && !odebug_held_ext_released(&o))
 		odebug_report(&o, "free");
 	goto repeat;
 }

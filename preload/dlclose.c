@@ -20,6 +20,7 @@
 #include <link.h>
 #include <string.h>
 
+#include "held-ext.h"
 #include "internal.h"
 #include "next.h"
 
@@ -87,6 +88,8 @@ static int check_dlclose(int (*next)(void *), void *handle)
 
 	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard)
 		return next(handle);
+	if (*(void *volatile *)&handle && odebug_held_dlclose(handle))
+		return 0;	/* code of it still held (lib/held-module.c): it stays */
 	ret = checked_dlclose(next, handle);
 	if (!ret)	/* the module may be gone, its addresses free for another's */
 		odebug_descr_forget();

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <threads.h>
 
+#include "held-ext.h"
 #include "internal.h"
 #include "next.h"
 
@@ -45,6 +46,8 @@ struct start {
 	void *(*routine)(void *);
 	int (*c11_routine)(void *);
 	void *arg;
+	void *stack;		/* the attribute's stack (lib/held-tstack.c), or NULL */
+	size_t stack_size;
 };
 
 static void *prepared_start(void *p)
@@ -54,7 +57,11 @@ static void *prepared_start(void *p)
 
 	free(p);
 	odebug_thread_begin(false);
+	if (odebug_load(&odebug_held_on))
+		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size);
 	ret = s.routine(s.arg);
+	if (odebug_load(&odebug_held_on))
+		odebug_held_thread_end();
 	/* Not a tail call: the routine's frames keep a caller to unwind to. */
 	__asm__ volatile("" ::: "memory");
 	return ret;
@@ -92,6 +99,10 @@ static int create(create_fn *next, pthread_t *thread, const pthread_attr_t *attr
 		return next(thread, attr, routine, arg);
 	s->routine = routine;
 	s->arg = arg;
+	s->stack = NULL;
+	s->stack_size = 0;
+	if (attr && odebug_load(&odebug_held_on))
+		pthread_attr_getstack(attr, &s->stack, &s->stack_size);
 	r = next(thread, attr, prepared_start, s);
 	if (r)
 		free(s);

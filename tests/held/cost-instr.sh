@@ -12,7 +12,7 @@ ir() {	# loop, N, env...
 	sed -n 's/^summary: //p' "$out"
 	rm -f "$out"
 }
-for loop in epoll_ptr epoll_fd timer_settime "close(dup())" "free(malloc(64)), nothing" "free(malloc(64)), a hold"; do
+for loop in epoll_ptr epoll_fd timer_settime "close(dup())" "free(malloc(64)), nothing" "free(malloc(64)), a hold" setvbuf sigaltstack; do
 	line="$loop:"
 	for cfg in "ODEBUG=" "ODEBUG=1 ODEBUG_OPTIONS=check_held=0" "ODEBUG=1"; do
 		a=$(ir "$loop" 20000 $cfg)

@@ -3,7 +3,9 @@
  * cost.c - what held memory adds: ns per epoll_ctl (ADD + DEL of a
  * data.ptr, and of a data.fd), per timer_settime (arm + disarm of a
  * timer holding a pointer), per close of a descriptor that holds nothing,
- * and per malloc + free with a hold elsewhere.  Run it with ODEBUG unset,
+ * per setvbuf (a buffer of the program's, then unbuffered), per
+ * sigaltstack (installed, then SS_DISABLE), and per malloc + free with a
+ * hold elsewhere.  Run it with ODEBUG unset,
  * ODEBUG=1, and ODEBUG=1 ODEBUG_OPTIONS=check_held=0; the medians of 5
  * runs of each loop are printed.  "held-cost OP N" runs one loop N times
  * and prints nothing, for instruction counts (cost-instr.sh).
@@ -65,6 +67,9 @@ int main(int argc, char **argv)
 	struct sigevent se = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN,
 			       .sigev_value.sival_ptr = conn };
 	struct itimerspec on = { .it_value = { 100, 0 } }, off = { { 0, 0 }, { 0, 0 } };
+	static char sbuf[4096] __attribute__((aligned(16))), alt[65536] __attribute__((aligned(16)));
+	stack_t alt_on = { .ss_sp = alt, .ss_size = sizeof(alt) }, alt_off = { .ss_flags = SS_DISABLE };
+	FILE *null = fopen("/dev/null", "w");
 	timer_t t;
 
 	if (argc == 3) {
@@ -99,6 +104,15 @@ int main(int argc, char **argv)
 
 		free(q);
 	});
+	MEDIAN("setvbuf buffer+_IONBF (per call)", 2, {
+		setvbuf(null, sbuf, _IOFBF, sizeof(sbuf));
+		setvbuf(null, NULL, _IONBF, 0);
+	});
+	MEDIAN("sigaltstack on+SS_DISABLE (per call)", 2, {
+		sigaltstack(&alt_on, NULL);
+		sigaltstack(&alt_off, NULL);
+	});
+	fclose(null);
 	epoll_ctl(ep, EPOLL_CTL_DEL, other, NULL);
 	free(held);
 	free(p);

@@ -39,4 +39,28 @@ static inline void assert_culprit(const char *out, const char *fn)
 	free(out_);								\
 } while (0)
 
+/*
+ * One report beginning with @head by @fn, with @nfix fixups counted
+ * (0: a report only), all of @... in it.
+ */
+#define EXPECT_HELD_AS(head, fn, nfix, code, ...) do {			\
+	const char *want_[] = { head, __VA_ARGS__ };				\
+	struct stats_delta d_;							\
+	char *out_;								\
+										\
+	stats_mark();								\
+	capture_start();							\
+	code;									\
+	out_ = capture_stop();							\
+	d_ = stats_delta();							\
+	for (size_t i_ = 0; i_ < sizeof(want_) / sizeof(want_[0]); i_++)	\
+		if (!strstr(out_, want_[i_]))					\
+			fail_msg("missing \"%s\" in:\n%s", want_[i_], out_);	\
+	if (d_.warnings != 1 || d_.fixups != (nfix))				\
+		fail_msg("%ld warnings, %ld fixups, not 1 and %d:\n%s",		\
+			 d_.warnings, d_.fixups, (int)(nfix), out_);		\
+	assert_culprit(out_, fn);						\
+	free(out_);								\
+} while (0)
+
 #endif

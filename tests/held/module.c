@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * module.c - a plugin whose code a key, a signal handler, a timer and a
+ * thread can still need after its dlclose (test-module.c).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int mod_key(int set);
+int mod_key_delete(void);
+int mod_handler(void);
+int mod_handled(void);
+int mod_timer(timer_t *t, void *ptr);
+int mod_thread(pthread_t *t);
+void mod_thread_stop(pthread_t t);
+
+static pthread_key_t key;
+static volatile int destructed, handled, fired;
+static int pipefd[2], started[2];
+
+static void mod_destructor(void *v)
+{
+	(void)v;
+	destructed++;
+}
+
+int mod_key(int set)
+{
+	if (pthread_key_create(&key, mod_destructor))
+		return -1;
+	return set ? pthread_setspecific(key, &key) : 0;
+}
+
+int mod_key_delete(void)
+{
+	return pthread_key_delete(key);
+}
+
+static void mod_on_usr1(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+int mod_handler(void)
+{
+	struct sigaction sa = { .sa_handler = mod_on_usr1 };
+
+	return sigaction(SIGUSR1, &sa, NULL);
+}
+
+int mod_handled(void)
+{
+	return handled;
+}
+
+static void mod_on_timer(union sigval v)
+{
+	(void)v;
+	fired++;
+}
+
+int mod_timer(timer_t *t, void *ptr)
+{
+	struct sigevent se = { .sigev_notify = SIGEV_THREAD,
+			       .sigev_notify_function = mod_on_timer,
+			       .sigev_value.sival_ptr = ptr };
+	struct itimerspec v = { .it_value = { 100, 0 } };
+
+	if (timer_create(CLOCK_MONOTONIC, &se, t))
+		return -1;
+	return timer_settime(*t, 0, &v, NULL);
+}
+
+static void *mod_routine(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (write(started[1], "s", 1) != 1 || read(pipefd[0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+/* A thread in mod_routine until mod_thread_stop: started when this returns. */
+int mod_thread(pthread_t *t)
+{
+	char c;
+
+	if (pipe(pipefd) || pipe(started) || pthread_create(t, NULL, mod_routine, NULL))
+		return -1;
+	return read(started[0], &c, 1) == 1 ? 0 : -1;
+}
+
+void mod_thread_stop(pthread_t t)
+{
+	if (write(pipefd[1], "g", 1) != 1)
+		return;
+	pthread_join(t, NULL);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	close(started[0]);
+	close(started[1]);
+}

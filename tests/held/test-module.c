@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The module-code family of held memory (lib/held-module.c): at the
+ * dlclose() of a module that would unload, a live key's destructor, an
+ * installed signal handler, an armed SIGEV_THREAD timer's function or a
+ * running thread's start routine in it is reported ("dlclose held",
+ * module_code) at the dlclose, and the module stays loaded so that the
+ * call still comes to mapped code.  Released first, the module unloads
+ * silently.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "held-test.h"
+
+static const char *path;
+
+static void *load(void)
+{
+	void *h = dlopen(path, RTLD_NOW);
+
+	assert_non_null(h);
+	return h;
+}
+
+static void *sym(void *h, const char *name)
+{
+	void *p = dlsym(h, name);
+
+	assert_non_null(p);
+	return p;
+}
+
+static int is_path(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	return info->dlpi_name && !strcmp(info->dlpi_name, data);
+}
+
+/* Is the module mapped?  (The loader's list: no reference taken or dropped.) */
+static bool loaded(void)
+{
+	return dl_iterate_phdr(is_path, (void *)path) != 0;
+}
+
+/* The culprit: closes a module whose code is still needed. */
+static __attribute__((noinline)) int module_close_held(void *h)
+{
+	return dlclose(h);
+}
+
+#define EXPECT_DLCLOSE_HELD(h, ...)						\
+	EXPECT_HELD_AS("ODEBUG: dlclose held", "module_close_held", 1,		\
+		       assert_int_equal(module_close_held(h), 0),		\
+		       "object type: module_code", __VA_ARGS__)
+
+static int setup(void **state)
+{
+	(void)state;
+	path = getenv("HELD_MODULE");
+	return path ? 0 : -1;
+}
+
+/* A key with a value in this thread: reported; the module stays for the destructor. */
+static void key_destructor_is_reported(void **state)
+{
+	void *h = load();
+
+	(void)state;
+	assert_int_equal(((int (*)(int))sym(h, "mod_key"))(1), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: key destructor", "(a value set in this thread) in",
+			    "hint: mod_destructor");
+	assert_true(loaded());
+	/* Released later: the module can go then. */
+	h = load();
+	((int (*)(void))sym(h, "mod_key_delete"))();
+	dlclose(h);	/* the reference the fixup kept stays: the module stays loaded */
+}
+
+/* A handler still installed: reported; the signal still finds the handler. */
+static void signal_handler_is_reported(void **state)
+{
+	void *h = load();
+	int (*handled)(void) = sym(h, "mod_handled");
+
+	(void)state;
+	assert_int_equal(((int (*)(void))sym(h, "mod_handler"))(), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: signal handler for SIGUSR1 in", "hint: mod_on_usr1");
+	raise(SIGUSR1);
+	assert_int_equal(handled(), 1);
+	signal(SIGUSR1, SIG_DFL);
+}
+
+static void timer_function_is_reported(void **state)
+{
+	void *h = load();
+	timer_t t;
+
+	(void)state;
+	assert_int_equal(((int (*)(timer_t *, void *))sym(h, "mod_timer"))(&t, &t), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: timer", "armed, its SIGEV_THREAD function in",
+			    "hint: mod_on_timer");
+	timer_delete(t);
+}
+
+static void running_thread_is_reported(void **state)
+{
+	void *h = load();
+	void (*stop)(pthread_t) = sym(h, "mod_thread_stop");
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(((int (*)(pthread_t *))sym(h, "mod_thread"))(&t), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: thread", "running its start routine in",
+			    "hint: mod_routine");
+	stop(t);
+}
+
+/* --- must not be reported ------------------------------------------- */
+
+/* Each released first (key deleted, handler reset, timer deleted, thread joined): unloads. */
+static void released_first_unloads_silently(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		void *h = load();
+		timer_t t;
+		pthread_t th;
+
+		((int (*)(int))sym(h, "mod_key"))(1);
+		((int (*)(void))sym(h, "mod_handler"))();
+		((int (*)(timer_t *, void *))sym(h, "mod_timer"))(&t, &t);
+		((int (*)(pthread_t *))sym(h, "mod_thread"))(&th);
+		((void (*)(pthread_t))sym(h, "mod_thread_stop"))(th);
+		timer_delete(t);
+		signal(SIGUSR1, SIG_DFL);
+		((int (*)(void))sym(h, "mod_key_delete"))();
+		assert_int_equal(dlclose(h), 0);
+	});
+	assert_false(loaded());
+}
+
+/* The same module loaded, used and released again and again. */
+static void reloaded_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		for (int i = 0; i < 10; i++) {
+			void *h = load();
+
+			((int (*)(int))sym(h, "mod_key"))(1);
+			((int (*)(void))sym(h, "mod_key_delete"))();
+			dlclose(h);
+		}
+	});
+	assert_false(loaded());
+}
+
+/* A fork child's dlclose: its parent's records are not its own. */
+static void fork_child_is_silent(void **state)
+{
+	void *h = load();
+	int status;
+	pid_t pid;
+
+	(void)state;
+	((int (*)(void))sym(h, "mod_handler"))();
+	signal(SIGUSR1, SIG_IGN);	/* the child's disposition names nothing in it */
+	((int (*)(int))sym(h, "mod_key"))(0);
+	EXPECT_SILENT({
+		pid = fork();
+		if (pid == 0) {
+			stats_mark();
+			dlclose(h);
+			_exit(stats_delta().warnings ? 1 : 0);
+		}
+		waitpid(pid, &status, 0);
+	});
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	signal(SIGUSR1, SIG_DFL);
+	((int (*)(void))sym(h, "mod_key_delete"))();
+	EXPECT_SILENT(dlclose(h));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(released_first_unloads_silently),
+		cmocka_unit_test(reloaded_is_silent),
+		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(key_destructor_is_reported),
+		cmocka_unit_test(signal_handler_is_reported),
+		cmocka_unit_test(timer_function_is_reported),
+		cmocka_unit_test(running_thread_is_reported),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
