@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * odebug-module.h - what an annotation module (modules/README.md) gives
+ * libodebug: its name and its hooks, in one exported descriptor.
+ *
+ * libodebug loads libodebug-<name>.so when the library it serves is in the
+ * process, resolves each hook's real function in that library, and points
+ * every object's calls to the hooked functions at the wrappers (their GOT
+ * slots).  Shared by lib/modules.c and the modules; not installed.
+ */
+#ifndef ODEBUG_MODULE_H
+#define ODEBUG_MODULE_H
+
+/* Bumped on any change to the structures below. */
+#define ODEBUG_MODULE_ABI	1
+
+#define ODEBUG_MODULE_EXPORT	__attribute__((visibility("default")))
+
+/*
+ * One function of the served library.  @real is set to the library's own
+ * definition before any call is redirected; @wrapper NULL: only resolved
+ * (a function the module calls but does not wrap).
+ */
+struct odebug_hook {
+	const char *symbol;
+	void *wrapper;
+	void **real;
+};
+
+struct odebug_module {
+	unsigned int abi;		/* ODEBUG_MODULE_ABI */
+	const char *name;		/* "libevent": libodebug-libevent.so */
+	const struct odebug_hook *hooks;	/* ends with a NULL symbol */
+};
+
+#endif
