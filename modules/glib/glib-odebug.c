@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * glib-odebug.c - libodebug's module for the GLib 2.x main loop
+ * (libodebug-glib.so): a source holds its callback's data pointer from
+ * g_source_set_callback() (or g_timeout_add*, g_idle_add*, g_io_add_watch*,
+ * g_child_watch_add*) until the source lets the callback go: removed,
+ * destroyed, finalised, its callback returned G_SOURCE_REMOVE, or the
+ * callback replaced.  Freeing the data before, with free(), g_free(),
+ * g_slice (through malloc: G_SLICE=always-malloc before GLib 2.76) or the
+ * last g_object_unref(), is reported at the free, and the fixup destroys
+ * every source holding it.
+ *
+ * How: the callback is installed with g_source_set_callback_indirect()
+ * and callback functions of ours (a record per callback: the program's
+ * function, data and notify).  GLib calls their unref when the source
+ * drops the callback (every way of ending, GLib's own internal calls
+ * included), so no exit path needs a wrapper; their get hands GLib the
+ * program's function and data, so dispatch and
+ * g_main_context_find_source_by_user_data() see what they always saw.
+ * GLib is linked -Bsymbolic-functions: its own g_timeout_add() never
+ * reaches a g_source_set_callback() hook, so each adding function is
+ * wrapped and builds its source with GLib's public calls, as GLib does.
+ *
+ * The object tracked is the data: one tracker 3 bytes into it (an odd
+ * address no annotation uses: a GObject or a struct the program annotates
+ * keeps its own tracker), ACTIVE while at least one record holds it, so
+ * several sources may share one data pointer.  Only values that can be
+ * pointers are held (lib/held.c's rule: 8-aligned, from 64 KiB up, below
+ * the top of user space): NULL, GINT_TO_POINTER() values and string
+ * literals pass through untouched.
+ *
+ * While a callback runs (GLib's dispatch takes a reference, then calls
+ * get), its record does not hold the data: a callback may free its own
+ * data and return G_SOURCE_REMOVE.  When the dispatch ends, the record
+ * holds again unless the data's memory is gone.
+ *
+ * Locks: one spinlock over the records, never held across a call into
+ * GLib or the program (GLib calls ref and get under its context lock).
+ *
+ * Loaded by libodebug when the program has libglib-2.0.so.0
+ * (modules/README.md); built with ODEBUG_MODULE_PRELOAD the wrappers are
+ * exported under GLib's names instead, for LD_PRELOAD (the tests).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <glib.h>
+
+#include "odebug.h"
+#include "odebug-module.h"
+
+/* Wrapped: GLib's definition in real_NAME, the wrapper in wrap_NAME. */
+#define HOOKS(X) X(g_timeout_add) X(g_timeout_add_full) X(g_timeout_add_seconds) \
+	X(g_timeout_add_seconds_full) X(g_idle_add) X(g_idle_add_full)	\
+	X(g_child_watch_add) X(g_child_watch_add_full) X(g_io_add_watch)	\
+	X(g_io_add_watch_full) X(g_source_set_callback)
+/* Only called. */
+#define CALLS(X) X(g_timeout_source_new) X(g_timeout_source_new_seconds)	\
+	X(g_idle_source_new) X(g_child_watch_source_new) X(g_io_create_watch) \
+	X(g_source_set_priority) X(g_source_attach) X(g_source_unref)	\
+	X(g_source_set_callback_indirect) X(g_main_context_find_source_by_id) \
+	X(g_source_destroy)
+
+#define X(name) static __typeof__(name) *real_##name;
+HOOKS(X)
+CALLS(X)
+#undef X
+
+struct rec {
+	GSourceFunc func;
+	gpointer data;
+	GDestroyNotify notify;
+	GSource *source;
+	struct rec *next;	/* the bucket's chain */
+	int refs;		/* GLib's references to the callback */
+	int in_call;		/* dispatches running */
+	bool holding;		/* counts toward the data's hold */
+	bool fixed;		/* the fixup took the data: no function, no notify */
+};
+
+#define BUCKETS 4096
+static struct rec *buckets[BUCKETS];
+static int rec_lock;
+static unsigned long made_sources;
+
+#define TRACKER(d) ((char *)(d) + 3)
+
+static void lock(void)
+{
+	while (__atomic_exchange_n(&rec_lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&rec_lock, __ATOMIC_RELAXED))
+			__builtin_ia32_pause();
+}
+
+static void unlock(void)
+{
+	__atomic_store_n(&rec_lock, 0, __ATOMIC_RELEASE);
+}
+
+static struct rec **bucket_of(const void *data)
+{
+	return &buckets[((uintptr_t)data * 0x9e3779b97f4a7c15ull) >> (64 - 12)];
+}
+
+/* lib/held.c's test: could @v be a pointer to memory a free can release? */
+static bool plausible(const void *v)
+{
+	uintptr_t p = (uintptr_t)v;
+
+	return p >= 65536 && !(p & 7) && p < (1ull << 47);
+}
+
+/* Records holding @data, and records of @data at all (@any).  Locked. */
+static unsigned int holds_of(const void *data, unsigned int *any)
+{
+	unsigned int n = 0, a = 0;
+
+	for (struct rec *r = *bucket_of(data); r; r = r->next) {
+		if (r->data != data)
+			continue;
+		a++;
+		n += r->holding;
+	}
+	if (any)
+		*any = a;
+	return n;
+}
+
+static void *data_hint(void *addr);
+static bool data_fixup_free(void *addr, enum debug_obj_state state);
+
+static const struct debug_obj_descr data_descr = {
+	.name = "glib_source_data",
+	.debug_hint = data_hint,
+	.fixup_free = data_fixup_free,
+};
+
+/* @r holds or stops holding; the tracker follows the count.  Locked. */
+static void set_holding(struct rec *r, bool on)
+{
+	unsigned int before;
+
+	if (r->holding == on)
+		return;
+	before = holds_of(r->data, NULL);
+	r->holding = on;
+	if (on && before == 0) {
+		debug_object_init_auto(TRACKER(r->data), &data_descr);
+		debug_object_activate(TRACKER(r->data), &data_descr);
+	} else if (!on && before == 1) {
+		debug_object_deactivate(TRACKER(r->data), &data_descr);
+	}
+}
+
+/* The hint: the function of a source holding the data (a read). */
+static void *data_hint(void *addr)
+{
+	const void *data = (char *)addr - 3;
+
+	for (struct rec *r = *bucket_of(data); r; r = r->next)
+		if (r->data == data)
+			return *(void **)&r->func;
+	return NULL;
+}
+
+/* A dispatch begins (GLib's g_main_dispatch, under the context lock): the callback may free its data. */
+static void cb_ref(gpointer p)
+{
+	struct rec *r = p;
+
+	lock();
+	r->refs++;
+	if (r->in_call++ == 0)
+		set_holding(r, false);
+	unlock();
+}
+
+/*
+ * A reference ends.  The last: the source let the callback go (the hold
+ * ends, the program's notify runs unless the fixup took the data).
+ * Another while a dispatch runs: the dispatch ended, and the record holds
+ * again if the data's memory is still there.
+ */
+static void cb_unref(gpointer p)
+{
+	struct rec *r = p, **pp;
+	unsigned int any;
+	bool last;
+
+	lock();
+	last = --r->refs == 0;
+	if (last) {
+		set_holding(r, false);
+		for (pp = bucket_of(r->data); *pp != r; pp = &(*pp)->next)
+			;
+		*pp = r->next;
+		holds_of(r->data, &any);
+		if (!any)
+			debug_object_free(TRACKER(r->data), &data_descr);
+	} else if (r->in_call > 0 && --r->in_call == 0 && !r->fixed) {
+		if (holds_of(r->data, NULL) ||
+		    debug_object_get_state(TRACKER(r->data)) != ODEBUG_STATE_NOTAVAILABLE)
+			set_holding(r, true);
+	}
+	unlock();
+	if (!last)
+		return;
+	if (r->notify && !r->fixed)
+		r->notify(r->data);
+	free(r);
+}
+
+/* GLib asks for the function and data: the program's (dispatch, find_source_by_user_data). */
+static void cb_get(gpointer p, GSource *source, GSourceFunc *func, gpointer *data)
+{
+	struct rec *r = p;
+
+	(void)source;
+	*func = r->fixed ? NULL : r->func;
+	*data = r->data;
+}
+
+static GSourceCallbackFuncs cb_funcs = { cb_ref, cb_unref, cb_get };
+
+/*
+ * The data of a source freed while held: every source holding it (or
+ * running its callback) is destroyed, without its notify (the memory is
+ * being freed).  Runs inside free() with no libodebug lock; our lock is
+ * dropped before GLib is called, and a source is found again by id in its
+ * context (g_main_context_find_source_by_id() returns only sources not
+ * destroyed).
+ */
+static bool data_fixup_free(void *addr, enum debug_obj_state state)
+{
+	const void *data = (char *)addr - 3;
+	struct { GMainContext *ctx; guint id; GSource *s; } todo[32];
+	unsigned int n = 0, i;
+
+	if (state != ODEBUG_STATE_ACTIVE)
+		return false;
+	lock();
+	for (struct rec *r = *bucket_of(data); r; r = r->next) {
+		if (r->data != data)
+			continue;
+		r->fixed = true;
+		r->holding = false;
+		if (r->source->context && n < 32)
+			todo[n++] = (__typeof__(todo[0])){ r->source->context,
+							   r->source->source_id, r->source };
+	}
+	debug_object_deactivate(addr, &data_descr);
+	debug_object_free(addr, &data_descr);
+	unlock();
+	for (i = 0; i < n; i++) {
+		GSource *s = real_g_main_context_find_source_by_id(todo[i].ctx, todo[i].id);
+
+		if (s == todo[i].s)
+			real_g_source_destroy(s);
+	}
+	return true;
+}
+
+/* The program's callback on @source through a record, when @data can be held. */
+static void set_callback(GSource *source, GSourceFunc func, gpointer data, GDestroyNotify notify)
+{
+	struct rec *r = plausible(data) ? malloc(sizeof(*r)) : NULL;
+
+	if (!r) {
+		real_g_source_set_callback(source, func, data, notify);
+		return;
+	}
+	*r = (struct rec){ .func = func, .data = data, .notify = notify,
+			   .source = source, .refs = 1 };
+	__atomic_fetch_add(&made_sources, 1, __ATOMIC_RELAXED);
+	lock();
+	r->next = *bucket_of(data);
+	*bucket_of(data) = r;
+	set_holding(r, true);
+	unlock();
+	real_g_source_set_callback_indirect(source, r, &cb_funcs);
+}
+
+static void wrap_g_source_set_callback(GSource *source, GSourceFunc func, gpointer data,
+				       GDestroyNotify notify)
+{
+	set_callback(source, func, data, notify);
+}
+
+/* What GLib's adding functions do: the callback, the priority, attached to the default context. */
+static guint add(GSource *source, gint priority, gint dflt, GSourceFunc func, gpointer data,
+		 GDestroyNotify notify)
+{
+	guint id;
+
+	if (priority != dflt)
+		real_g_source_set_priority(source, priority);
+	set_callback(source, func, data, notify);
+	id = real_g_source_attach(source, NULL);
+	real_g_source_unref(source);
+	return id;
+}
+
+static guint wrap_g_timeout_add_full(gint prio, guint ms, GSourceFunc f, gpointer data,
+				     GDestroyNotify notify)
+{
+	if (!plausible(data))
+		return real_g_timeout_add_full(prio, ms, f, data, notify);
+	return add(real_g_timeout_source_new(ms), prio, G_PRIORITY_DEFAULT, f, data, notify);
+}
+
+static guint wrap_g_timeout_add(guint ms, GSourceFunc f, gpointer data)
+{
+	if (!plausible(data))
+		return real_g_timeout_add(ms, f, data);
+	return wrap_g_timeout_add_full(G_PRIORITY_DEFAULT, ms, f, data, NULL);
+}
+
+static guint wrap_g_timeout_add_seconds_full(gint prio, guint s, GSourceFunc f, gpointer data,
+					     GDestroyNotify notify)
+{
+	if (!plausible(data))
+		return real_g_timeout_add_seconds_full(prio, s, f, data, notify);
+	return add(real_g_timeout_source_new_seconds(s), prio, G_PRIORITY_DEFAULT, f, data, notify);
+}
+
+static guint wrap_g_timeout_add_seconds(guint s, GSourceFunc f, gpointer data)
+{
+	if (!plausible(data))
+		return real_g_timeout_add_seconds(s, f, data);
+	return wrap_g_timeout_add_seconds_full(G_PRIORITY_DEFAULT, s, f, data, NULL);
+}
+
+static guint wrap_g_idle_add_full(gint prio, GSourceFunc f, gpointer data, GDestroyNotify notify)
+{
+	if (!plausible(data))
+		return real_g_idle_add_full(prio, f, data, notify);
+	return add(real_g_idle_source_new(), prio, G_PRIORITY_DEFAULT_IDLE, f, data, notify);
+}
+
+static guint wrap_g_idle_add(GSourceFunc f, gpointer data)
+{
+	if (!plausible(data))
+		return real_g_idle_add(f, data);
+	return wrap_g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, f, data, NULL);
+}
+
+static guint wrap_g_child_watch_add_full(gint prio, GPid pid, GChildWatchFunc f, gpointer data,
+					 GDestroyNotify notify)
+{
+	if (!plausible(data))
+		return real_g_child_watch_add_full(prio, pid, f, data, notify);
+	return add(real_g_child_watch_source_new(pid), prio, G_PRIORITY_DEFAULT,
+		   (GSourceFunc)(void (*)(void))f, data, notify);
+}
+
+static guint wrap_g_child_watch_add(GPid pid, GChildWatchFunc f, gpointer data)
+{
+	if (!plausible(data))
+		return real_g_child_watch_add(pid, f, data);
+	return wrap_g_child_watch_add_full(G_PRIORITY_DEFAULT, pid, f, data, NULL);
+}
+
+static guint wrap_g_io_add_watch_full(GIOChannel *ch, gint prio, GIOCondition cond, GIOFunc f,
+				      gpointer data, GDestroyNotify notify)
+{
+	if (!plausible(data))
+		return real_g_io_add_watch_full(ch, prio, cond, f, data, notify);
+	return add(real_g_io_create_watch(ch, cond), prio, G_PRIORITY_DEFAULT,
+		   (GSourceFunc)(void (*)(void))f, data, notify);
+}
+
+static guint wrap_g_io_add_watch(GIOChannel *ch, GIOCondition cond, GIOFunc f, gpointer data)
+{
+	if (!plausible(data))
+		return real_g_io_add_watch(ch, cond, f, data);
+	return wrap_g_io_add_watch_full(ch, G_PRIORITY_DEFAULT, cond, f, data, NULL);
+}
+
+/* What libodebug reads (modules/odebug-module.h): hooks, then the functions only called. */
+#define X(name) { #name, (void *)wrap_##name, (void **)&real_##name },
+#define C(name) { #name, NULL, (void **)&real_##name },
+ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
+	.abi = ODEBUG_MODULE_ABI,
+	.name = "glib",
+	.hooks = (const struct odebug_hook[]){ HOOKS(X) CALLS(C) { NULL, NULL, NULL } },
+};
+#undef X
+#undef C
+
+#ifdef ODEBUG_MODULE_PRELOAD
+/* The preloaded variant (the tests): the wrappers under GLib's names. */
+#define X(name) extern __typeof__(name) name					\
+	__attribute__((alias("wrap_" #name), visibility("default")));
+HOOKS(X)
+#undef X
+
+static void resolve(void)
+{
+	for (const struct odebug_hook *h = odebug_module.hooks; h->symbol; h++)
+		*h->real = dlsym(RTLD_NEXT, h->symbol);
+}
+#else
+static void resolve(void) {}
+#endif
+
+/*
+ * Our frames and GLib's (and GObject's, when loaded) left out of reports:
+ * a g_free() or a last g_object_unref() is reported at the program's call.
+ */
+__attribute__((constructor)) static void glib_module_init(void)
+{
+	static const char *const libs[] = { "g_free", "g_object_unref" };
+
+	resolve();
+	debug_objects_skip_module((void *)glib_module_init);
+	for (unsigned int i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		void *f = dlsym(RTLD_DEFAULT, libs[i]);
+
+		if (f)
+			debug_objects_skip_module(f);
+	}
+}
+
+/* ODEBUG_MODULE_COUNTS=FILE: the callbacks whose data the module held, appended at exit. */
+__attribute__((destructor)) static void glib_module_counts(void)
+{
+	const char *path = getenv("ODEBUG_MODULE_COUNTS");
+	FILE *f;
+
+	if (!path || !*path || !(f = fopen(path, "a")))
+		return;
+	fprintf(f, "glib: %lu sources with a data pointer held\n", made_sources);
+	fclose(f);
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The libuv module (modules/libuv/uv-odebug.c), preloaded before libuv:
+ * a handle freed before its close callback, a request freed before its
+ * callback and a loop freed without a successful uv_loop_close() are each
+ * reported at the free, naming the culprit, the type and whether the
+ * handle was open or closing; every order libuv's documentation gives is
+ * silent.  There is no fixup: a test that frees memory libuv still links
+ * never runs that loop again (its loop is leaked).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/socket.h>
+#include <uv.h>
+
+#include "mod-test.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static uv_loop_t *loop_new(void)
+{
+	uv_loop_t *loop = malloc(sizeof(*loop));
+
+	assert_non_null(loop);
+	assert_int_equal(uv_loop_init(loop), 0);
+	return loop;
+}
+
+/* Run @loop until nothing is left, close it and free it: silent. */
+static void loop_done(uv_loop_t *loop)
+{
+	assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);
+	assert_int_equal(uv_loop_close(loop), 0);
+	free(loop);
+}
+
+static int ticks;
+static void on_tick(uv_timer_t *t) { (void)t; ticks++; }
+static void on_close(uv_handle_t *h) { (void)h; }
+static void on_close_free(uv_handle_t *h) { free(h); }
+
+/* The culprits: each frees memory libuv still holds. */
+static NOINLINE void timer_drop(uv_timer_t *t) { free(t); }
+static NOINLINE void req_drop(void *req) { free(req); }
+static NOINLINE void loop_drop(uv_loop_t *loop) { free(loop); }
+
+/* A started timer freed: "uv_timer", its callback as the hint. */
+static void started_timer_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+
+	(void)state;
+	uv_timer_init(loop, t);
+	uv_timer_start(t, on_tick, 1000, 1000);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
+			   "object type: uv_timer hint: on_tick");
+}
+
+/* Initialised, never started: the loop's handle queue links it all the same. */
+static void initialised_timer_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+
+	(void)state;
+	uv_timer_init(loop, t);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer");
+}
+
+/* uv_close() called, its callback not run yet: "closing", the close callback as the hint. */
+static void closing_timer_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+
+	(void)state;
+	uv_timer_init(loop, t);
+	uv_timer_start(t, on_tick, 1000, 0);
+	uv_close((uv_handle_t *)t, on_close);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
+			   "object type: uv_timer (closing) hint: on_close");
+}
+
+static void on_write(uv_write_t *req, int status) { (void)req; (void)status; }
+
+/* A write in flight freed before its callback. */
+static void write_in_flight_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_pipe_t *p = malloc(sizeof(*p));
+	uv_write_t *req = malloc(sizeof(*req));
+	uv_buf_t buf = uv_buf_init("ping", 4);
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	uv_pipe_init(loop, p, 0);
+	assert_int_equal(uv_pipe_open(p, sv[0]), 0);
+	assert_int_equal(uv_write(req, (uv_stream_t *)p, &buf, 1, on_write), 0);
+	EXPECT_FREE_REPORT("req_drop", 0, req_drop(req),
+			   "object type: uv_write (in flight) hint: on_write");
+}
+
+static void on_stat(uv_fs_t *req) { (void)req; }
+
+/* A uv_fs_stat() whose callback has not run (the worker has finished). */
+static void fs_in_flight_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_fs_t *req = malloc(sizeof(*req));
+
+	(void)state;
+	assert_int_equal(uv_fs_stat(loop, req, "/", on_stat), 0);
+	usleep(100000);		/* the thread pool is done with the request */
+	EXPECT_FREE_REPORT("req_drop", 0, req_drop(req),
+			   "object type: uv_fs (in flight) hint: on_stat");
+}
+
+static void work(uv_work_t *req) { (void)req; }
+static void after_work(uv_work_t *req, int status) { (void)req; (void)status; }
+
+static void work_in_flight_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_work_t *req = malloc(sizeof(*req));
+
+	(void)state;
+	assert_int_equal(uv_queue_work(loop, req, work, after_work), 0);
+	usleep(100000);
+	EXPECT_FREE_REPORT("req_drop", 0, req_drop(req),
+			   "object type: uv_work (in flight) hint: after_work");
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	(void)req;
+	(void)status;
+	uv_freeaddrinfo(res);
+}
+
+static void getaddrinfo_in_flight_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_getaddrinfo_t *req = malloc(sizeof(*req));
+	struct addrinfo hints = { .ai_family = AF_INET, .ai_flags = AI_NUMERICHOST };
+
+	(void)state;
+	assert_int_equal(uv_getaddrinfo(loop, req, on_resolved, "127.0.0.1", NULL, &hints), 0);
+	usleep(100000);
+	EXPECT_FREE_REPORT("req_drop", 0, req_drop(req),
+			   "object type: uv_getaddrinfo (in flight) hint: on_resolved");
+}
+
+/* uv_loop_close() said UV_EBUSY (a timer open), and the loop was freed. */
+static void busy_loop_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+
+	(void)state;
+	uv_timer_init(loop, t);
+	EXPECT_SILENT(assert_int_equal(uv_loop_close(loop), UV_EBUSY));
+	EXPECT_FREE_REPORT("loop_drop", 0, loop_drop(loop), "object type: uv_loop (not closed)");
+}
+
+static int closed;
+static void on_close_count(uv_handle_t *h) { (void)h; closed++; }
+
+static void on_once_close(uv_timer_t *t)
+{
+	ticks++;
+	uv_close((uv_handle_t *)t, on_close_free);
+}
+
+/* uv_close() with the free in the close callback, from a callback or from outside. */
+static void free_in_close_callback_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		uv_timer_t *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+		uv_idle_t *i = malloc(sizeof(*i));
+
+		ticks = 0;
+		uv_timer_init(loop, a);
+		uv_timer_start(a, on_once_close, 1, 0);
+		uv_timer_init(loop, b);
+		uv_close((uv_handle_t *)b, on_close_free);
+		uv_idle_init(loop, i);
+		uv_close((uv_handle_t *)i, on_close_free);
+		loop_done(loop);
+		assert_int_equal(ticks, 1);
+	});
+}
+
+/* One block: a timer, closed, then initialised again as a timer and as a check handle. */
+static void reinitialised_after_close_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		union { uv_timer_t t; uv_check_t c; } *u = malloc(sizeof(*u));
+
+		closed = 0;
+		for (int round = 0; round < 3; round++) {
+			uv_timer_init(loop, &u->t);
+			uv_timer_start(&u->t, on_tick, 1, 0);
+			uv_run(loop, UV_RUN_DEFAULT);
+			uv_close((uv_handle_t *)&u->t, on_close_count);
+			uv_run(loop, UV_RUN_DEFAULT);
+			uv_check_init(loop, &u->c);
+			uv_close((uv_handle_t *)&u->c, on_close_count);
+			uv_run(loop, UV_RUN_DEFAULT);
+		}
+		assert_int_equal(closed, 6);
+		loop_done(loop);
+		free(u);
+	});
+}
+
+static void on_stat_free(uv_fs_t *req)
+{
+	uv_fs_req_cleanup(req);
+	free(req);
+}
+
+static void on_write_free(uv_write_t *req, int status)
+{
+	(void)status;
+	free(req);
+}
+
+static void after_work_free(uv_work_t *req, int status)
+{
+	(void)status;
+	free(req);
+}
+
+static void on_resolved_free(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	(void)status;
+	uv_freeaddrinfo(res);
+	free(req);
+}
+
+/* Requests freed in their callbacks; a synchronous uv_fs_stat() freed after it returned. */
+static void requests_freed_in_callbacks_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		uv_pipe_t *p = malloc(sizeof(*p));
+		uv_write_t *w = malloc(sizeof(*w));
+		uv_fs_t *f = malloc(sizeof(*f)), *sync = malloc(sizeof(*sync));
+		uv_work_t *k = malloc(sizeof(*k));
+		uv_getaddrinfo_t *g = malloc(sizeof(*g));
+		struct addrinfo hints = { .ai_family = AF_INET, .ai_flags = AI_NUMERICHOST };
+		uv_buf_t buf = uv_buf_init("ping", 4);
+		int sv[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		uv_pipe_init(loop, p, 0);
+		uv_pipe_open(p, sv[0]);
+		assert_int_equal(uv_write(w, (uv_stream_t *)p, &buf, 1, on_write_free), 0);
+		assert_int_equal(uv_fs_stat(loop, f, "/", on_stat_free), 0);
+		assert_int_equal(uv_queue_work(loop, k, work, after_work_free), 0);
+		assert_int_equal(uv_getaddrinfo(loop, g, on_resolved_free, "127.0.0.1", NULL, &hints), 0);
+		assert_int_equal(uv_fs_stat(loop, sync, "/", NULL), 0);
+		uv_fs_req_cleanup(sync);
+		free(sync);
+		uv_run(loop, UV_RUN_DEFAULT);
+		uv_close((uv_handle_t *)p, on_close_free);
+		loop_done(loop);
+		close(sv[1]);
+	});
+}
+
+static void on_fs_poll(uv_fs_poll_t *h, int status, const uv_stat_t *prev, const uv_stat_t *cur)
+{
+	(void)h; (void)status; (void)prev; (void)cur;
+}
+
+/*
+ * libuv's own handles: the loop's (inside it), uv_fs_poll's timer and
+ * stat request (its own memory, closed and freed by libuv), the default
+ * loop's.
+ */
+static void libuv_internal_handles_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		uv_fs_poll_t *fp = malloc(sizeof(*fp));
+		uv_timer_t *t = malloc(sizeof(*t));
+
+		uv_fs_poll_init(loop, fp);
+		assert_int_equal(uv_fs_poll_start(fp, on_fs_poll, "/", 1), 0);
+		uv_timer_init(loop, t);
+		uv_timer_start(t, on_tick, 20, 0);
+		uv_run(loop, UV_RUN_ONCE);
+		uv_close((uv_handle_t *)fp, on_close_free);
+		uv_close((uv_handle_t *)t, on_close_free);
+		loop_done(loop);
+
+		uv_timer_t dt;
+		uv_timer_init(uv_default_loop(), &dt);
+		uv_timer_start(&dt, on_tick, 1, 0);
+		uv_run(uv_default_loop(), UV_RUN_DEFAULT);
+		uv_close((uv_handle_t *)&dt, NULL);
+		uv_run(uv_default_loop(), UV_RUN_DEFAULT);
+	});
+}
+
+struct worker {
+	pthread_t thread;
+	uv_async_t *wake;
+	int done;
+};
+
+static void on_wake(uv_async_t *a)
+{
+	struct worker *w = a->data;
+
+	if (__atomic_load_n(&w->done, __ATOMIC_ACQUIRE))
+		uv_close((uv_handle_t *)a, on_close_free);
+}
+
+/* A thread of its own loop: 200 timers made, fired, closed and freed. */
+static void *own_loop(void *arg)
+{
+	uv_loop_t *loop = loop_new();
+
+	(void)arg;
+	for (int i = 0; i < 200; i++) {
+		uv_timer_t *t = malloc(sizeof(*t));
+
+		uv_timer_init(loop, t);
+		uv_timer_start(t, on_once_close, 0, 0);
+		if (i % 20 == 0)
+			uv_run(loop, UV_RUN_NOWAIT);
+	}
+	loop_done(loop);
+	return NULL;
+}
+
+static void *poker(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 100; i++) {
+		uv_async_send(w->wake);	/* libuv's own thread-safe call */
+		usleep(100);
+	}
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	uv_async_send(w->wake);
+	return NULL;
+}
+
+/* Threads: one loop per thread, and uv_async_send() across threads. */
+static void threads_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		struct worker w = { .wake = malloc(sizeof(uv_async_t)) };
+		pthread_t loops[3];
+
+		uv_async_init(loop, w.wake, on_wake);
+		w.wake->data = &w;
+		for (int i = 0; i < 3; i++)
+			pthread_create(&loops[i], NULL, own_loop, NULL);
+		pthread_create(&w.thread, NULL, poker, &w);
+		uv_run(loop, UV_RUN_DEFAULT);
+		pthread_join(w.thread, NULL);
+		for (int i = 0; i < 3; i++)
+			pthread_join(loops[i], NULL);
+		loop_done(loop);
+	});
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(started_timer_freed_is_reported),
+		cmocka_unit_test(initialised_timer_freed_is_reported),
+		cmocka_unit_test(closing_timer_freed_is_reported),
+		cmocka_unit_test(write_in_flight_freed_is_reported),
+		cmocka_unit_test(fs_in_flight_freed_is_reported),
+		cmocka_unit_test(work_in_flight_freed_is_reported),
+		cmocka_unit_test(getaddrinfo_in_flight_freed_is_reported),
+		cmocka_unit_test(busy_loop_freed_is_reported),
+		cmocka_unit_test(free_in_close_callback_is_silent),
+		cmocka_unit_test(reinitialised_after_close_is_silent),
+		cmocka_unit_test(requests_freed_in_callbacks_are_silent),
+		cmocka_unit_test(libuv_internal_handles_are_silent),
+		cmocka_unit_test(threads_are_silent),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
