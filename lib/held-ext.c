@@ -130,47 +130,27 @@ static void drop(struct odebug_xhold *h)
 		X->used--;
 }
 
-/* As lib/held.c's apply(): the tracker made ACTIVE or INACTIVE, never reporting. */
+/* The tracker made ACTIVE or INACTIVE, never reporting (held.c). */
 static void apply(uintptr_t addr, int family, bool want)
 {
-	const struct debug_obj_descr *d = ops_of(family)->descr;
-	void *t = (void *)(addr + (uintptr_t)family);
-	uintptr_t base;
-
-	if (!want) {
-		odebug_builtin_step(t, d, BOP_UNLOCK, 0);
-		return;
-	}
-	if (odebug_builtin_step(t, d, BOP_LOCK, 0) != ODEBUG_STATE_NOTAVAILABLE ||
-	    odebug_builtin_full())
-		return;
-	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)t, &base))
-		debug_object_init_on_stack(t, d);
-	else
-		debug_object_assert_init(t, d);
-	odebug_builtin_step(t, d, BOP_LOCK, 0);
+	odebug_held_track((void *)(addr + (uintptr_t)family), ops_of(family)->descr, NULL, want);
 }
 
-/* The tracker agrees with the records (lib/held.c's settle(), the same two checks). */
+static bool holds(uintptr_t addr, int family)
+{
+	unsigned int n;
+
+	xlock();
+	n = holding(family, addr);
+	xunlock();
+	return n > 0;
+}
+
+/* The tracker agrees with the records (held.c's odebug_held_settle()). */
 static void settle(uintptr_t addr, int family)
 {
-	bool want, now;
-	int i;
-
-	if (!addr || !ops_of(family))
-		return;
-	for (i = 0; i < 8; i++) {
-		xlock();
-		want = holding(family, addr) > 0;
-		xunlock();
-		apply(addr, family, want);
-		xlock();
-		now = holding(family, addr) > 0;
-		xunlock();
-		if (now == want)
-			return;
-	}
+	if (addr && ops_of(family))
+		odebug_held_settle(addr, family, holds, apply);
 }
 
 /* (@family, @key, @tid) holds [@addr, @addr + @len) now, in place of what it held. */
@@ -341,11 +321,4 @@ bool odebug_held_ext_fixup(void *t, enum debug_obj_state state)
 			end_copy(&c[i]);
 	odebug_builtin_step(t, ops_of(family)->descr, BOP_UNLOCK, 0);
 	return all;
-}
-
-/* Every value may be held: untracked is never "not available". */
-bool odebug_held_ext_any(void *addr)
-{
-	(void)addr;
-	return true;
 }

@@ -79,7 +79,6 @@ bool odebug_held_thread_alive(int tid);
 bool odebug_held_ext_released(const struct odebug_snapshot *o);
 bool odebug_held_ext_describe(const struct odebug_snapshot *o, char *buf, size_t cap);
 bool odebug_held_ext_fixup(void *t, enum debug_obj_state state);
-bool odebug_held_ext_any(void *addr);
 
 /* stdio: the preload side's real calls (preload/stdio.c). */
 struct odebug_held_stdio_calls {

@@ -185,51 +185,30 @@ static const struct debug_obj_descr *descr_of(int family)
 
 /*
  * The tracker of @word made ACTIVE (@want, named by @family's type) or
- * INACTIVE, by the built-in types' steps as held.c's apply(): a tracker
- * of the other family's type at that word stands for both.
+ * INACTIVE (held.c): a tracker of the other family's type at that word
+ * stands for both.
  */
 static void apply(uintptr_t word, int family, bool want)
 {
-	void *t = (void *)(word + ODEBUG_HELD_IO_OFFSET);
-	const struct debug_obj_descr *d = descr_of(family);
-	uintptr_t base;
-	int s;
-
-	if (!want) {
-		odebug_builtin_step(t, &odebug_aio_descr, BOP_UNLOCK, 0);
-		odebug_builtin_step(t, &odebug_uring_descr, BOP_UNLOCK, 0);
-		return;
-	}
-	s = odebug_builtin_step(t, d, BOP_LOCK, 0);
-	if (s == ODEBUG_STATE_FOREIGN)
-		s = odebug_builtin_step(t, descr_of(3 - family), BOP_LOCK, 0);
-	if (s != ODEBUG_STATE_NOTAVAILABLE || odebug_builtin_full())
-		return;
-	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)t, &base))
-		debug_object_init_on_stack(t, d);
-	else
-		debug_object_assert_init(t, d);
-	odebug_builtin_step(t, d, BOP_LOCK, 0);
+	odebug_held_track((void *)(word + ODEBUG_HELD_IO_OFFSET), descr_of(family),
+			  descr_of(3 - family), want);
 }
 
-/* The tracker agrees with the records (held.c's settle(), bounded the same way). */
+static bool holds(uintptr_t word, int family)
+{
+	unsigned int n;
+
+	(void)family;
+	rec_lock();
+	n = count(word);
+	rec_unlock();
+	return n > 0;
+}
+
+/* The tracker agrees with the records (held.c's odebug_held_settle()). */
 static void settle(uintptr_t word, int family)
 {
-	bool want, now;
-	int i;
-
-	for (i = 0; i < 8; i++) {
-		rec_lock();
-		want = count(word) > 0;
-		rec_unlock();
-		apply(word, family, want);
-		rec_lock();
-		now = count(word) > 0;
-		rec_unlock();
-		if (now == want)
-			return;
-	}
+	odebug_held_settle(word, family, holds, apply);
 }
 
 /*
@@ -386,22 +365,15 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 	return true;
 }
 
-/* Every word may be held: untracked is never "not available". */
-static bool any_value(void *addr)
-{
-	(void)addr;
-	return true;
-}
-
 const struct debug_obj_descr odebug_aio_descr = {
 	.name = "aio",
-	.is_static_object = any_value,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = fixup_free,
 };
 
 const struct debug_obj_descr odebug_uring_descr = {
 	.name = "io_uring",
-	.is_static_object = any_value,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = fixup_free,
 };
 

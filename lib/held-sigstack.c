@@ -77,7 +77,7 @@ static bool fixup(const struct odebug_xhold *h)
 
 const struct debug_obj_descr odebug_sigstack_descr = {
 	.name = "sigaltstack",
-	.is_static_object = odebug_held_ext_any,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = odebug_held_ext_fixup,
 };
 

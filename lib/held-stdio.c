@@ -74,7 +74,7 @@ static bool fixup(const struct odebug_xhold *h)
 
 const struct debug_obj_descr odebug_stdio_descr = {
 	.name = "stdio_buffer",
-	.is_static_object = odebug_held_ext_any,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = odebug_held_ext_fixup,
 };
 

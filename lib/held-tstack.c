@@ -47,7 +47,7 @@ static bool fixup(const struct odebug_xhold *h)
 
 const struct debug_obj_descr odebug_tstack_descr = {
 	.name = "thread_stack",
-	.is_static_object = odebug_held_ext_any,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = odebug_held_ext_fixup,
 };
 

@@ -261,24 +261,29 @@ static const struct debug_obj_descr *descr_of(int family)
 }
 
 /*
- * The tracker of (@family, @addr) made ACTIVE (@want) or INACTIVE, by the
- * built-in types' steps: they never report, and a tracker of another
- * type at that address (FOREIGN) is left alone.  A new tracker counts
- * against the built-in types' bound.  No lock held: with origins=1 the
- * step records this stack.
+ * A held tracker at @t made ACTIVE (@want, a @d object) or INACTIVE, by
+ * the built-in types' steps: they never report, and a tracker of another
+ * type at that address (FOREIGN) is left alone, unless it is of type @alt,
+ * another family that may stand there for the same holder.  A new tracker
+ * counts against the built-in types' bound.  No lock held: with origins=1
+ * the step records this stack.
  */
-static void apply(uintptr_t addr, int family, bool want)
+void odebug_held_track(void *t, const struct debug_obj_descr *d,
+		       const struct debug_obj_descr *alt, bool want)
 {
-	const struct debug_obj_descr *d = descr_of(family);
-	void *t = (void *)(addr + (uintptr_t)family);
 	uintptr_t base;
+	int s;
 
 	if (!want) {
 		odebug_builtin_step(t, d, BOP_UNLOCK, 0);
+		if (alt)
+			odebug_builtin_step(t, alt, BOP_UNLOCK, 0);
 		return;
 	}
-	if (odebug_builtin_step(t, d, BOP_LOCK, 0) != ODEBUG_STATE_NOTAVAILABLE ||
-	    odebug_builtin_full())
+	s = odebug_builtin_step(t, d, BOP_LOCK, 0);
+	if (s == ODEBUG_STATE_FOREIGN && alt)
+		s = odebug_builtin_step(t, alt, BOP_LOCK, 0);
+	if (s != ODEBUG_STATE_NOTAVAILABLE || odebug_builtin_full())
 		return;
 	/* As builtin.c's track_static: made once, even by two threads at once. */
 	odebug_stack_prepare();
@@ -290,28 +295,45 @@ static void apply(uintptr_t addr, int family, bool want)
 }
 
 /*
- * Make the tracker agree with the records: decided under the lock,
- * applied outside it, then checked again; another thread's change in
+ * Make the tracker of (@family, @addr) agree with the records: @holds
+ * (which takes the records' lock) decides, @apply changes the tracker
+ * outside that lock, and @holds is asked again; another thread's change in
  * between is seen by whichever of the two checks last, which applies
  * again.  Bounded: under endless churn of one address the last word is
  * the next call's.
  */
-static void settle(uintptr_t addr, int family)
+void odebug_held_settle(uintptr_t addr, int family, bool (*holds)(uintptr_t addr, int family),
+			void (*apply)(uintptr_t addr, int family, bool want))
 {
-	bool want, now;
+	bool want;
 	int i;
 
 	for (i = 0; i < 8; i++) {
-		hold_lock();
-		want = count_armed(family, addr) > 0;
-		hold_unlock();
+		want = holds(addr, family);
 		apply(addr, family, want);
-		hold_lock();
-		now = count_armed(family, addr) > 0;
-		hold_unlock();
-		if (now == want)
+		if (holds(addr, family) == want)
 			return;
 	}
+}
+
+static void apply(uintptr_t addr, int family, bool want)
+{
+	odebug_held_track((void *)(addr + (uintptr_t)family), descr_of(family), NULL, want);
+}
+
+static bool holds(uintptr_t addr, int family)
+{
+	unsigned int n;
+
+	hold_lock();
+	n = count_armed(family, addr);
+	hold_unlock();
+	return n > 0;
+}
+
+static void settle(uintptr_t addr, int family)
+{
+	odebug_held_settle(addr, family, holds, apply);
 }
 
 /* --- epoll ----------------------------------------------------------- */
@@ -715,8 +737,8 @@ static void *timer_hint(void *t)
 	return NULL;
 }
 
-/* Every value may be held: untracked is never "not available". */
-static bool any_value(void *addr)
+/* Every value may be held: untracked is never "not available" (every family's). */
+bool odebug_held_any_value(void *addr)
 {
 	(void)addr;
 	return true;
@@ -724,13 +746,13 @@ static bool any_value(void *addr)
 
 const struct debug_obj_descr odebug_epoll_descr = {
 	.name = "epoll",
-	.is_static_object = any_value,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = fixup_free,
 };
 
 const struct debug_obj_descr odebug_ptimer_descr = {
 	.name = "posix_timer",
-	.is_static_object = any_value,
+	.is_static_object = odebug_held_any_value,
 	.fixup_free = fixup_free,
 	.debug_hint = timer_hint,
 };

@@ -104,4 +104,12 @@ struct odebug_held_timer_ops {
 };
 extern const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
+/* Every family's descriptors and trackers (held.c). */
+bool odebug_held_any_value(void *addr);
+struct debug_obj_descr;
+void odebug_held_track(void *t, const struct debug_obj_descr *d,
+		       const struct debug_obj_descr *alt, bool want);
+void odebug_held_settle(uintptr_t addr, int family, bool (*holds)(uintptr_t addr, int family),
+			void (*apply)(uintptr_t addr, int family, bool want));
+
 #endif /* ODEBUG_HELD_H */
