@@ -113,7 +113,7 @@ bool odebug_pool_fill(void);
 
 /*
  * With origins=1, the depot ids of a tracker's init and activate stacks,
- * beside the pool (NULL otherwise): trackers stay 24 bytes without them.
+ * beside the pool (NULL otherwise): trackers stay 16 bytes without them.
  */
 enum odebug_origin { ODEBUG_ORIGIN_INIT, ODEBUG_ORIGIN_ACTIVATE };
 extern uint32_t (*odebug_origins)[2];

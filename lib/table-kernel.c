@@ -17,7 +17,7 @@
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
 #define ONE_CHAIN	1ull		/* the chain set of a bucket */
 
-/* No chunk map here: odebug_map_clear() always defers to the buckets. */
+/* No chunk map here: the free check always asks the buckets. */
 uint8_t *odebug_chunk_map;
 
 /* Per bucket: the chain's head (a pool index). */

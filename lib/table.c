@@ -18,8 +18,9 @@
  * masks are exact, kept under the bucket lock, and read without it, so the
  * free check passes over a block whose cells hold no tracker, even when
  * its chunk holds many, without taking the lock.  Multiplicative hashing
- * gives consecutive chunks distinct (bucket, class) pairs, so up to 2 GiB
- * of contiguous heap has no two chunks sharing a mask.  In front of the
+ * gives consecutive chunks distinct (bucket, class) pairs, so up to about
+ * 1.2 GiB (317,811 chunks) of contiguous heap has no two chunks sharing a
+ * mask.  In front of the
  * masks, the chunk map: one byte per 4 KiB chunk of the address space,
  * indexed by address (no hash), bit e set while a tracker of that chunk may
  * start in its 512-byte eighth e.  The free check of a block far from every
@@ -487,7 +488,7 @@ static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
  * chunk map's bit of @addr's eighth when no cell of that eighth is left
  * in the class's mask: no tracker of any chunk of the
  * class, so none of this chunk, starts there.  The bit stays set while
- * another chunk of the class (2 GiB away or more) holds a tracker in the
+ * another chunk of the class (about 1.2 GiB away or more) holds a tracker in the
  * same eighth: a "maybe" the masks answer, never a false "no".
  */
 static void vacate(struct odebug_bucket *b, uintptr_t addr)

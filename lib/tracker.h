@@ -388,8 +388,9 @@ struct odebug_bucket {
 #endif
 extern struct odebug_bucket *odebug_buckets;
 /*
- * The kernel's 16384 buckets for its table; 8192 for ours, whose buckets
- * hold 128 chains each (table.c): the same 4 MiB of chain heads.
+ * The kernel's 16384 buckets of one chain each for its table (64 KiB of
+ * chain heads); 8192 for ours, whose buckets hold 128 chains each
+ * (table.c: 4 MiB of chain heads).
  */
 #ifdef ODEBUG_TABLE_KERNEL
 #define ODEBUG_HASH_BITS 14
