@@ -99,9 +99,10 @@ int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w
 	return 1;
 }
 
-void odebug_revive(struct odebug_tracker *t, uint64_t w)
+/* Never called: this table unlinks a freed tracker, so none is found FREED. */
+void odebug_revive(struct odebug_tracker *t, uintptr_t addr, unsigned int slot)
 {
-	(void)t, (void)w;
+	(void)t, (void)addr, (void)slot;
 }
 
 struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
