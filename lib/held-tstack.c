@@ -70,8 +70,8 @@ void odebug_held_thread_begin(uintptr_t routine, void *stack, size_t size)
 	if (!odebug_held_active())
 		return;
 	self = odebug_b_self();
-	odebug_xhold_set(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), self, routine, 0,
-			 routine);
+	/* A record only (no held memory): its address is a marker, not the routine's. */
+	odebug_xhold_set(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), self, 1, 0, routine);
 	if (!odebug_held_pointer((uintptr_t)stack) || !size)
 		return;
 	while ((n = odebug_xhold_list(ODEBUG_HELD_TSTACK, (uintptr_t)stack, c, 8, skip))) {
