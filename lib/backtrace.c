@@ -39,16 +39,6 @@ static bool running_on_valgrind(void) { return false; }
  * cache) locks a mutex after TSan has torn the thread down, and crashes:
  * those builds use glibc's backtrace().
  */
-#if defined(__SANITIZE_THREAD__)
-#define ODEBUG_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define ODEBUG_TSAN 1
-#endif
-#endif
-#ifndef ODEBUG_TSAN
-#define ODEBUG_TSAN 0
-#endif
 
 static int (*unw_backtrace_fn)(void **buffer, int size);
 /* The stepping calls: priming, and threads whose libunwind TLS is not set up. */

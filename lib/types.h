@@ -24,6 +24,18 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
+/* A ThreadSanitizer build (gcc defines the macro, clang the feature). */
+#if defined(__SANITIZE_THREAD__)
+#define ODEBUG_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ODEBUG_TSAN 1
+#endif
+#endif
+#ifndef ODEBUG_TSAN
+#define ODEBUG_TSAN 0
+#endif
+
 /* Relaxed counters: statistics, never used to order memory. */
 #define odebug_inc(p)		__atomic_fetch_add((p), 1, __ATOMIC_RELAXED)
 #define odebug_add(p, n)	__atomic_fetch_add((p), (n), __ATOMIC_RELAXED)
