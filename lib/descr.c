@@ -44,13 +44,11 @@
 _Static_assert(sizeof(((struct odebug_descr_entry *)0)->copy) == NAME_COPY, "one layout");
 
 struct odebug_descr_entry odebug_descr_entries[SLOTS];
-#define entries odebug_descr_entries
 static odebug_spinlock_t insert_lock;
 static bool full_said;
-__thread const struct debug_obj_descr *odebug_descr_last
-	__attribute__((tls_model("initial-exec")));
-__thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
-__thread unsigned int odebug_descr_last_epoch __attribute__((tls_model("initial-exec")));
+ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
+ODEBUG_TLS int odebug_descr_last_slot;
+ODEBUG_TLS unsigned int odebug_descr_last_epoch;
 unsigned int odebug_descr_epoch;	/* bumped by every dlclose (odebug_descr_forget) */
 
 static size_t slot_of(const struct debug_obj_descr *d)
@@ -63,10 +61,10 @@ static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 	size_t i, s = slot_of(d);
 
 	for (i = 0; i < SLOTS; i++, s = (s + 1) & (SLOTS - 1)) {
-		const struct debug_obj_descr *k = __atomic_load_n(&entries[s].descr, __ATOMIC_ACQUIRE);
+		const struct debug_obj_descr *k = __atomic_load_n(&odebug_descr_entries[s].descr, __ATOMIC_ACQUIRE);
 
 		if (k == d)
-			return &entries[s];
+			return &odebug_descr_entries[s];
 		if (!k)
 			return NULL;
 	}
@@ -90,8 +88,8 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 	odebug_spin_lock(&insert_lock);
 	e = find(d);
 	for (i = 0, s = slot_of(d); !e && i < SLOTS; i++, s = (s + 1) & (SLOTS - 1))
-		if (!entries[s].descr)
-			e = &entries[s];
+		if (!odebug_descr_entries[s].descr)
+			e = &odebug_descr_entries[s];
 	if (e) {
 		/* A new descriptor, or another module's at the same address. */
 		e->name = d->name;
@@ -107,7 +105,7 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 out:
 	odebug_descr_last = d;
 	odebug_descr_last_epoch = epoch;
-	odebug_descr_last_slot = e ? (int)(e - entries) : -1;
+	odebug_descr_last_slot = e ? (int)(e - odebug_descr_entries) : -1;
 	return odebug_descr_last_slot;
 }
 

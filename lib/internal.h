@@ -195,10 +195,9 @@ void odebug_report_before_exec(void);
 
 /* "descr.c": the descriptor registry; descriptors whose module may be gone */
 int odebug_descr_note_slow(const struct debug_obj_descr *d);
-extern __thread const struct debug_obj_descr *odebug_descr_last
-	__attribute__((tls_model("initial-exec")));
-extern __thread int odebug_descr_last_slot __attribute__((tls_model("initial-exec")));
-extern __thread unsigned int odebug_descr_last_epoch __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
+extern ODEBUG_TLS int odebug_descr_last_slot;
+extern ODEBUG_TLS unsigned int odebug_descr_last_epoch;
 extern unsigned int odebug_descr_epoch;
 
 /*
@@ -295,7 +294,7 @@ void odebug_stack_note_main(void);
 void odebug_thread_begin(bool main);	/* "thread.c" */
 extern bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
-extern __thread uintptr_t odebug_onstack_low __attribute__((tls_model("initial-exec")));
+extern ODEBUG_TLS uintptr_t odebug_onstack_low;
 void odebug_stack_mark(uintptr_t addr);
 void odebug_stack_check_returned(uintptr_t sp);
 

@@ -33,10 +33,9 @@ struct origin_entry {
 };
 
 #if defined(__x86_64__)
-#define TLS __thread __attribute__((tls_model("initial-exec")))
 
-static TLS struct origin_entry *cache;	/* this thread's, mapped on first use */
-static TLS int cache_failed;
+static ODEBUG_TLS struct origin_entry *cache;	/* this thread's, mapped on first use */
+static ODEBUG_TLS int cache_failed;
 static pthread_key_t cache_key;
 static bool cache_key_ok;
 static size_t frames;			/* per entry: stack_depth + our frames */

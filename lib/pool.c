@@ -66,7 +66,7 @@ struct cache {
 	unsigned int allocs, frees;	/* not yet folded into the totals */
 	int peak;			/* highest allocs - frees since the last fold */
 };
-static __thread struct cache cache __attribute__((tls_model("initial-exec")));
+static ODEBUG_TLS struct cache cache;
 static pthread_key_t cache_key;
 static bool cache_key_ok;
 

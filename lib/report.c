@@ -54,7 +54,7 @@ static odebug_mutex_t report_mutex;
  * debug_hint that misuses an object) is counted, never printed, and never
  * waits for the lock its own thread holds or is about to hold.
  */
-static __thread int in_report __attribute__((tls_model("initial-exec")));
+static ODEBUG_TLS int in_report;
 
 static bool json;	/* log_format, read once by odebug_report_init() */
 
