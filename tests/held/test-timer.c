@@ -94,6 +94,7 @@ static void thread_timer_freed_armed_is_reported_and_disarmed(void **state)
 	struct conn *c = malloc(sizeof(*c)), *again;
 	timer_t t = make(SIGEV_THREAD, c);
 	char holder[80];
+	long before;
 
 	(void)state;
 	fired = 0;
@@ -102,10 +103,16 @@ static void thread_timer_freed_armed_is_reported_and_disarmed(void **state)
 	EXPECT_HELD_REPORT("conn_free_armed", conn_free_armed(c), "object type: posix_timer",
 			   "hint: on_expiry", holder);
 	assert_false(armed(t));
+	/*
+	 * On a loaded machine the timer may expire while the report is
+	 * printed, before the fixup: the block is not yet released then.
+	 * After the fixup it never runs again.
+	 */
+	before = fired;
 	again = malloc(sizeof(*again));
 	memset(again, 0x5a, sizeof(*again));
 	usleep(1100000);	/* past the expiry it had */
-	assert_int_equal(fired, 0);
+	assert_int_equal(fired, before);
 	for (size_t i = 0; i < sizeof(*again); i++)
 		assert_int_equal(((unsigned char *)again)[i], 0x5a);
 	timer_delete(t);
