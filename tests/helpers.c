@@ -235,3 +235,28 @@ void child_dispatch(int argc, char **argv, void (*run)(const char *name))
 		exit(0);
 	}
 }
+
+/* The report's first frames (#0 or #1) name @fn: the culprit's call. */
+static void assert_culprit(const char *out, const char *fn)
+{
+	const char *f0 = strstr(out, "    #0 "), *f2 = f0 ? strstr(f0, "    #2 ") : NULL;
+	const char *hit = f0 ? strstr(f0, fn) : NULL;
+
+	if (!f0 || !hit || (f2 && hit > f2))
+		fail_msg("%s is not in the first frames of:\n%s", fn, out);
+}
+
+void expect_output(char *out, struct stats_delta d, long warnings, long fixups,
+		   const char *culprit, const char *const *want, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strstr(out, want[i]))
+			fail_msg("missing \"%s\" in:\n%s", want[i], out);
+	if (d.warnings != warnings)
+		fail_msg("%ld warnings, not %ld:\n%s", d.warnings, warnings, out);
+	if (fixups >= 0 && d.fixups != fixups)
+		fail_msg("%ld fixups, not %ld:\n%s", d.fixups, fixups, out);
+	if (culprit)
+		assert_culprit(out, culprit);
+	free(out);
+}

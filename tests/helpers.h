@@ -68,6 +68,28 @@ char *capture_stop(void);	/* malloc'ed, NUL-terminated */
 int count_lines_with(const char *text, const char *needle);
 
 /*
+ * Check what @code printed and counted between a stats_mark() and its
+ * stats_delta(): every string of @want (@n of them) in @out, @warnings
+ * reports, @fixups fixups (-1: any number), and, when @culprit is given,
+ * that name in the first frames (#0 or #1) of the report.  Frees @out.
+ */
+void expect_output(char *out, struct stats_delta d, long warnings, long fixups,
+		   const char *culprit, const char *const *want, size_t n);
+
+/* Run @code and check its output and counters as expect_output() does. */
+#define EXPECT_OUTPUT(warnings, fixups, culprit, code, ...) do {		\
+	const char *const want_[] = { __VA_ARGS__ };				\
+	char *out_;								\
+										\
+	stats_mark();								\
+	capture_start();							\
+	code;									\
+	out_ = capture_stop();							\
+	expect_output(out_, stats_delta(), (warnings), (fixups), (culprit),	\
+		      want_, sizeof(want_) / sizeof(want_[0]));			\
+} while (0)
+
+/*
  * Run this executable again as "argv0 --child NAME" with the extra
  * environment strings given (NULL-terminated); returns its stdout and
  * stderr together (malloc'ed) and stores its wait status.
