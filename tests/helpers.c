@@ -166,6 +166,20 @@ char *capture_stop(void)
 	return text;
 }
 
+bool capture_has(const char *needle)
+{
+	char *text;
+	bool has;
+	off_t size = lseek(capture_fd, 0, SEEK_END);
+
+	text = calloc(1, (size_t)size + 1);
+	assert_non_null(text);
+	assert_int_equal(pread(capture_fd, text, (size_t)size, 0), size);
+	has = strstr(text, needle) != NULL;
+	free(text);
+	return has;
+}
+
 int count_lines_with(const char *text, const char *needle)
 {
 	int n = 0;

@@ -65,6 +65,7 @@ struct debug_objects_stats stats_now(void);
 /* Redirect fd 2 to a temporary file; stop and read what was written. */
 void capture_start(void);
 char *capture_stop(void);	/* malloc'ed, NUL-terminated */
+bool capture_has(const char *needle);	/* in what was captured so far */
 int count_lines_with(const char *text, const char *needle);
 
 /*

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pthread_barrier, the built-in type: what odebug-pthread(7) says of barriers. */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <sys/wait.h>
 
 #include "pt.h"
@@ -55,21 +56,29 @@ static void init_with_a_waiter_is_reported(void **state)
 
 /*
  * glibc's destroy waits for the waiters, and a wait on a destroyed barrier
- * may never return: those run in a child that an alarm ends once the
- * report is written.
+ * may never return: those run in a child, ended once its report holds
+ * @want (a symboliser's start may take seconds on a loaded machine), or
+ * after 60 s.
  */
-static char *in_child(void (*fn)(pthread_barrier_t *), pthread_barrier_t *b)
+static char *in_child(void (*fn)(pthread_barrier_t *), pthread_barrier_t *b, const char *want)
 {
-	int status;
+	int status, i;
 	pid_t pid;
 
 	capture_start();
 	pid = fork();
 	if (pid == 0) {
-		alarm(2);
+		alarm(60);
 		fn(b);
 		_exit(0);
 	}
+	for (i = 0; i < 6000 && !capture_has(want); i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return capture_stop();
+		usleep(10000);
+	}
+	usleep(100000);		/* the report's last lines */
+	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
 	return capture_stop();
 }
@@ -87,14 +96,15 @@ static void destroy_with_a_waiter_and_wait_after_destroy_are_reported(void **sta
 	pthread_barrier_init(b, NULL, 2);
 	pthread_create(&t, NULL, arrive, b);
 	wait_state(b, ODEBUG_STATE_ACTIVE);
-	out = in_child(destroy_it, b);	/* the tracker is ACTIVE in the child too */
+	/* The tracker is ACTIVE in the child too. */
+	out = in_child(destroy_it, b, "object type: pthread_barrier");
 	assert_non_null(strstr(out, "ODEBUG: destroy active (active state 1)"));
 	assert_non_null(strstr(out, "object type: pthread_barrier"));
 	free(out);
 	pthread_barrier_wait(b);
 	pthread_join(t, NULL);
 	pthread_barrier_destroy(b);
-	out = in_child(wait_on_it, b);
+	out = in_child(wait_on_it, b, "ODEBUG: wait destroyed");
 	assert_non_null(strstr(out, "ODEBUG: wait destroyed"));
 	free(out);
 	free(b);
