@@ -149,6 +149,16 @@ unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int wa
 	return count && n < count ? n : 0;
 }
 
+/* The threads a barrier waits for (0: its memory cannot be read); reports. */
+unsigned int odebug_glibc_barrier_count(uintptr_t addr)
+{
+	struct glibc_barrier b;
+
+	if (odebug_read_mem(&b, (const void *)addr, sizeof(b)) != sizeof(b))
+		return 0;
+	return b.count;
+}
+
 /* No initializer: only pthread_barrier_init (count >= 1) makes one. */
 bool odebug_glibc_barrier_is_static(void *addr)
 {

@@ -223,6 +223,7 @@ bool odebug_glibc_always_static(void *addr);
 unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int waiting,
 					  unsigned int seen);
 bool odebug_glibc_barrier_is_static(void *addr);
+unsigned int odebug_glibc_barrier_count(uintptr_t addr);
 bool odebug_glibc_sem_is_static(void *addr);
 int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
 bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);

@@ -168,6 +168,7 @@ static enum odebug_mode decide(void)
 	if (odebug_gettid() == getpid())
 		odebug_stack_note_main();
 	odebug_suppress_init();
+	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_builtin_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

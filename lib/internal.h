@@ -69,6 +69,7 @@ struct odebug_options {
 	unsigned long help;
 	unsigned long verbosity;
 	unsigned long dedup;
+	unsigned long print_suppressions;	/* lib/report-advice.c */
 };
 extern struct odebug_options odebug_opt;
 void odebug_options_parse(const char *text);
@@ -258,6 +259,7 @@ void odebug_symbolize_begin(void);
 int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 		     struct odebug_frame *out, int max);
 void odebug_symbolize_child(void);
+void odebug_symbolize_check_option(void);
 
 /* "helper.c": a helper process on a socket, started without fork() */
 struct odebug_helper {

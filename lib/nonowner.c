@@ -17,10 +17,7 @@
  * lib/lock.h held with the guard set, no allocation.
  */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "builtin.h"
 #include "lock.h"
@@ -99,26 +96,21 @@ void odebug_orphan_fork_child(void)
 
 /*
  * The name of thread @tid of this process, as the "in thread" line prints
- * a thread's own (empty when unknown: the thread may be gone).  Open,
- * read and close: no allocation, no stdio, usable on the report path.
+ * a thread's own (empty when unknown: the thread may be gone).  Raw
+ * system calls (odebug_read_file()): no allocation, no stdio, no
+ * interposed close(), usable on the report path.
  */
 void odebug_thread_name_of(int tid, char name[17])
 {
 	char path[40] = "/proc/self/task/";
 	struct odebug_buf b;
-	int fd, saved = errno;
-	ssize_t n;
+	long n;
 
 	memset(name, 0, 17);
 	odebug_buf_init_mem(&b, path + 16, sizeof(path) - 16 - 6);
 	odebug_put_dec(&b, (unsigned long)tid);
 	memcpy(path + 16 + b.len, "/comm", 6);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, name, 16);
-		if (n > 0 && name[n - 1] == '\n')
-			name[n - 1] = '\0';
-		close(fd);
-	}
-	errno = saved;
+	n = odebug_read_file(path, name, 16);
+	if (n > 0 && name[n - 1] == '\n')
+		name[n - 1] = '\0';
 }

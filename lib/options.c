@@ -74,6 +74,8 @@ static const struct option_desc options[] = {
 	    "text, or json (one object per line per report)"),
 	STR(suppressions, "", NULL,
 	    "file of type:, op: and func: patterns whose reports are not printed"),
+	NUM(print_suppressions, 0, 0, 1,
+	    "after each report, print a suppressions file line that matches it"),
 	STR(symbolizer, "", NULL,
 	    "program naming frames: llvm-symbolizer or addr2line (found in PATH when empty), or none"),
 	STR(modules, "auto", NULL,

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,36 @@ void odebug_write(int fd, const char *buf, size_t len)
 		len -= (size_t)n;
 	}
 	errno = saved;
+}
+
+/*
+ * Up to @cap bytes of the file at @path (a /proc file, on the report
+ * path): raw openat, read and close, since the wrappers are cancellation
+ * points, and close() is our own interposer (preload/epoll.c) or may be
+ * another preloaded library's.  Returns the bytes read, -1 when the file
+ * cannot be opened; errno is kept.
+ */
+long odebug_read_file(const char *path, char *buf, size_t cap)
+{
+	int saved = errno;
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	long n, got = 0;
+
+	if (fd < 0) {
+		errno = saved;
+		return -1;
+	}
+	while ((size_t)got < cap) {
+		n = syscall(SYS_read, (int)fd, buf + got, cap - (size_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	syscall(SYS_close, (int)fd);
+	errno = saved;
+	return got;
 }
 
 int odebug_gettid(void)

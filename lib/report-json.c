@@ -4,7 +4,11 @@
  *
  *   {"op":"free","state":"active","astate":0,"address":"0x...","type":"timer",
  *    "hint":"cb+0x0","thread":{"tid":4242,"name":"worker"},"pid":4240,
- *    "time":"2026-12-03T18:47:15.123Z","frames":[{"address":"0x...",...}]}
+ *    "time":"2026-12-03T18:47:15.123Z","frames":[{"address":"0x...",...}],
+ *    "next_step":"origins=1 shows ..."}
+ *
+ * "hint" is null when the descriptor named no function; a built-in type
+ * adds its state (put_json_state()).
  *
  * Called by report.c under the report lock, into its static buffer; the
  * same rules hold (RELIABILITY.md, "The report path"): no malloc, no
@@ -137,6 +141,62 @@ static int put_json_stack(struct odebug_buf *b, const char *key,
 	return n > limit ? n - limit : 0;
 }
 
+/* {"tid":4123,"name":"worker-2"} */
+static void put_json_thread(struct odebug_buf *b, int tid, const char *name)
+{
+	odebug_puts(b, "{\"tid\":");
+	odebug_put_dec(b, (unsigned long)tid);
+	odebug_puts(b, ",\"name\":");
+	odebug_put_json_str(b, name);
+	odebug_putc(b, '}');
+}
+
+/*
+ * A built-in type's state (report-state.c), as the text says it:
+ * "state_text", the holder ("owner", "owner_name") or why it is not known
+ * ("holder_note"), the threads asleep on it ("blocked_threads", present
+ * when the kernel was asked; "blocked_threads_more"), the counted waiters
+ * not asleep ("waiters_not_blocked"), or "waiters_unknown" when
+ * /proc/self/task could not be read.
+ */
+static void put_json_state(struct odebug_buf *b, const struct report_state *s)
+{
+	int i;
+
+	if (s->words[0]) {
+		odebug_puts(b, ",\"state_text\":");
+		odebug_put_json_str(b, s->words);
+	}
+	if (s->owner) {
+		odebug_puts(b, ",\"owner\":");
+		odebug_put_dec(b, (unsigned long)s->owner);
+		odebug_puts(b, ",\"owner_name\":");
+		odebug_put_json_str(b, s->owner_name);
+	} else if (s->holder_note) {
+		odebug_puts(b, ",\"holder_note\":");
+		odebug_put_json_str(b, s->holder_note);
+	}
+	if (s->scanned) {
+		odebug_puts(b, ",\"blocked_threads\":[");
+		for (i = 0; i < s->nblocked; i++) {
+			if (i)
+				odebug_putc(b, ',');
+			put_json_thread(b, s->blocked[i], s->blocked_name[i]);
+		}
+		odebug_putc(b, ']');
+		if (s->blocked_more) {
+			odebug_puts(b, ",\"blocked_threads_more\":");
+			odebug_put_dec(b, (unsigned long)s->blocked_more);
+		}
+	}
+	if (s->not_blocked) {
+		odebug_puts(b, ",\"waiters_not_blocked\":");
+		odebug_put_dec(b, s->not_blocked);
+	}
+	if (s->scan_failed && s->waiters)
+		odebug_puts(b, ",\"waiters_unknown\":true");
+}
+
 void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 {
 	const struct odebug_snapshot *o = r->o;
@@ -182,13 +242,8 @@ void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 		odebug_puts(b, ",\"holder\":");
 		odebug_put_json_str(b, r->holder);
 	}
-	if (r->owner) {
-		odebug_puts(b, ",\"owner\":");
-		odebug_put_dec(b, (unsigned long)r->owner);
-		odebug_thread_name_of(r->owner, name);
-		odebug_puts(b, ",\"owner_name\":");
-		odebug_put_json_str(b, name);
-	}
+	if (r->state)
+		put_json_state(b, r->state);
 	odebug_puts(b, ",\"time\":");
 	put_json_time(b);
 	dropped = put_json_stack(b, "frames", r->frames, r->nframes, limit);
@@ -197,6 +252,14 @@ void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 	if (dropped) {
 		odebug_puts(b, ",\"frames_not_shown\":");
 		odebug_put_dec(b, (unsigned long)dropped);
+	}
+	if (r->suppression) {
+		odebug_puts(b, ",\"suppression\":");
+		odebug_put_json_str(b, r->suppression);
+	}
+	if (r->next) {
+		odebug_puts(b, ",\"next_step\":");
+		odebug_put_json_str(b, r->next);
 	}
 	odebug_puts(b, "}\n");
 }

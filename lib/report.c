@@ -7,6 +7,13 @@
  *       #0 0x... in conn_close+0x2d (/usr/bin/app+0x1c40) at conn.c:88
  *   ODEBUG: object initialised at:
  *       #0 ...
+ *   ODEBUG: next step: origins=1 shows where it was initialised and activated; ...
+ *
+ * The kernel's header line, with " hint: ..." only when the descriptor's
+ * debug_hint named a function; a built-in type says its state in words
+ * instead of "(active state N)" (report-state.c).  The first printed report
+ * of a process ends with the next step; with print_suppressions=1 each
+ * one is followed by a suppressions line (report-advice.c).
  *
  * Every report is counted in "warnings" and in its group (group.c: same
  * cause, same group).  A report a suppression matches is counted in
@@ -63,6 +70,7 @@ static bool json;	/* log_format, read once by odebug_report_init() */
 static struct odebug_frame frames[ODEBUG_MAX_FRAMES + 1];
 static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES + 1], act_frames[ODEBUG_MAX_FRAMES + 1];
 static struct odebug_frame hint_frames[4];
+static struct report_state state;
 static char text[128 * 1024];
 
 /* The states' names, in reports, the summary and debug_object_print(). */
@@ -136,8 +144,8 @@ static void cancel_again(int old)
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 }
 
-/* Take one of the max_reports printing slots, if one is left. */
-static bool take_slot(void)
+/* Take one of the max_reports printing slots, if one is left; *@first: slot 0. */
+static bool take_slot(bool *first)
 {
 	unsigned long n = odebug_load(&printed);
 
@@ -146,6 +154,7 @@ static bool take_slot(void)
 			return false;
 	} while (!__atomic_compare_exchange_n(&printed, &n, n + 1, false,
 					      __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	*first = n == 0;
 	return true;
 }
 
@@ -257,26 +266,64 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 	}
 }
 
+/* "thread 4123 (worker-2)" */
+static void put_thread(struct odebug_buf *b, int tid, const char *name)
+{
+	odebug_puts(b, "thread ");
+	odebug_put_dec(b, (unsigned long)tid);
+	if (name[0]) {
+		odebug_puts(b, " (");
+		odebug_puts(b, name);
+		odebug_putc(b, ')');
+	}
+}
+
+/* Who holds it and who waits on it, as far as that is known. */
 static void put_owner(struct odebug_buf *b, const struct report *r)
 {
-	char name[17];
+	const struct report_state *s = r->state;
+	int i;
 
 	if (r->holder) {
 		odebug_puts(b, "ODEBUG: holder: ");
 		odebug_puts(b, r->holder);
 		odebug_putc(b, '\n');
 	}
-	if (r->owner) {
-		odebug_thread_name_of(r->owner, name);
-		odebug_puts(b, "ODEBUG: owner: thread ");
-		odebug_put_dec(b, (unsigned long)r->owner);
-		if (name[0]) {
-			odebug_puts(b, " (");
-			odebug_puts(b, name);
-			odebug_putc(b, ')');
+	if (!s)
+		return;
+	if (s->owner) {
+		odebug_puts(b, "ODEBUG: held by ");
+		put_thread(b, s->owner, s->owner_name);
+		odebug_putc(b, '\n');
+	} else if (s->holder_note) {
+		odebug_puts(b, "ODEBUG: ");
+		odebug_puts(b, s->holder_note);
+		odebug_putc(b, '\n');
+	}
+	if (s->nblocked) {
+		odebug_puts(b, "ODEBUG: blocked on it: ");
+		for (i = 0; i < s->nblocked; i++) {
+			if (i)
+				odebug_puts(b, ", ");
+			put_thread(b, s->blocked[i], s->blocked_name[i]);
+		}
+		if (s->blocked_more) {
+			odebug_puts(b, " and ");
+			odebug_put_dec(b, (unsigned long)s->blocked_more);
+			odebug_puts(b, " more");
 		}
 		odebug_putc(b, '\n');
 	}
+	if (s->not_blocked) {
+		odebug_puts(b, "ODEBUG: ");
+		odebug_put_dec(b, s->not_blocked);
+		odebug_puts(b, s->not_blocked == 1 ? " waiter is" : " waiters are");
+		odebug_puts(b, " counted but not asleep on it in the kernel now (about to "
+			    "sleep, or woken): not named\n");
+	}
+	if (s->scan_failed && s->waiters)
+		odebug_puts(b, "ODEBUG: which threads wait is not known: /proc/self/task "
+			    "cannot be read\n");
 }
 
 /* Why there is no hint and no fixup: the object's memory is gone. */
@@ -303,17 +350,23 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	odebug_puts(b, r->op);
 	odebug_putc(b, ' ');
 	odebug_puts(b, odebug_state_names[o->state]);
-	odebug_puts(b, " (active state ");
-	odebug_put_dec(b, o->astate);
-	odebug_puts(b, ") object: ");
+	if (!r->state) {
+		odebug_puts(b, " (active state ");
+		odebug_put_dec(b, o->astate);
+		odebug_putc(b, ')');
+	} else if (r->state->words[0]) {
+		odebug_puts(b, " (");
+		odebug_puts(b, r->state->words);
+		odebug_putc(b, ')');
+	}
+	odebug_puts(b, " object: ");
 	odebug_put_hex(b, o->addr);
 	odebug_puts(b, " object type: ");
 	odebug_put_bounded(b, odebug_snapshot_type(o), ODEBUG_TYPE_CAP);
-	odebug_puts(b, " hint: ");
-	if (r->hint)
+	if (r->hint) {
+		odebug_puts(b, " hint: ");
 		odebug_put_symbol(b, r->hint);
-	else
-		odebug_put_hex(b, 0);
+	}
 	odebug_putc(b, '\n');
 	put_gone_line(b, o);
 	put_thread_line(b);
@@ -321,6 +374,16 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	put_text_stack(b, NULL, r->frames, r->nframes, limit);
 	put_text_stack(b, "object initialised at", r->init, r->ninit, limit);
 	put_text_stack(b, "object activated at", r->act, r->nact, limit);
+	if (r->suppression) {
+		odebug_puts(b, "ODEBUG: suppression: ");
+		odebug_puts(b, r->suppression);
+		odebug_putc(b, '\n');
+	}
+	if (r->next) {
+		odebug_puts(b, "ODEBUG: next step: ");
+		odebug_puts(b, r->next);
+		odebug_putc(b, '\n');
+	}
 }
 
 /*
@@ -458,8 +521,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	const struct odebug_snapshot *o = &resolved;
 	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
 	struct report r = { .o = o, .op = op, .frames = frames, .init = init_frames,
-			    .act = act_frames, .owner = odebug_builtin_owner(o) };
-	bool rules = odebug_suppress_any(), suppressed = false;
+			    .act = act_frames };
+	bool rules = odebug_suppress_any(), suppressed = false, first = false;
 	char holder[160];
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group, cancel;
@@ -514,7 +577,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 			goto out;
 		}
 	}
-	if (group != ODEBUG_GROUP_REPEAT && take_slot()) {
+	if (group != ODEBUG_GROUP_REPEAT && take_slot(&first)) {
 		int nh;
 
 		odebug_group_printed(group);
@@ -528,6 +591,12 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		}
 		r.ninit = name_origin(o->init_stack, init_frames);
 		r.nact = name_origin(o->activate_stack, act_frames);
+		if (odebug_report_state(o, odebug_builtin_owner(o), &state))
+			r.state = &state;
+		if (odebug_opt.print_suppressions)
+			r.suppression = odebug_report_suppression(&r);
+		if (first)
+			r.next = odebug_report_next_step(o->descr);
 		odebug_sink_write(text, format(&r));
 	}
 out:

@@ -2,12 +2,16 @@
 /*
  * suppress.c - suppressions=FILE: reports a user has decided to live with.
  *
- * One pattern per line: "type:NAME" (the descriptor's name), "op:OP" (the
- * operation: init, activate, deactivate, destroy, free, assert_init,
- * active_state, exit) or "func:NAME" (any frame of the backtrace); '*'
- * matches any run of characters; '#' starts a comment.  A matching report
- * is not printed and is counted in "suppressed".  The file is read once, at
- * start, into static storage.
+ * One rule per line, of one to three terms: "type:NAME" (the descriptor's
+ * name), "op:OP" (the operation: init, activate, deactivate, destroy,
+ * free, assert_init, active_state, exit, ...) and "func:NAME" (any frame
+ * of the backtrace), each at most once, separated by blanks; a rule
+ * matches a report that every one of its terms matches ("type:pthread_mutex
+ * op:free func:conn_*").  A term runs to the next blank that a "type:",
+ * "op:" or "func:" follows, so a pattern may hold blanks ("type:uv_timer
+ * (closing)").  '*' matches any run of characters; '#' starts a comment.
+ * A matching report is not printed and is counted in "suppressed".  The
+ * file is read once, at start, into static storage.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,11 +27,14 @@
 #define MAX_FILE	(64 * 1024)
 #define MAX_BAD_SHOWN	5	/* bad lines printed; the rest are counted */
 
-enum rule_kind { RULE_TYPE, RULE_OP, RULE_FUNC };
+enum rule_kind { RULE_TYPE, RULE_OP, RULE_FUNC, RULE_KINDS };
 
+static const char *const prefixes[RULE_KINDS] = { "type:", "op:", "func:" };
+
+/* A rule: the terms it has (bit per kind), each with its pattern. */
 static struct rule {
-	enum rule_kind kind;
-	char pattern[MAX_PATTERN];
+	unsigned int has;
+	char pattern[RULE_KINDS][MAX_PATTERN];
 } rules[MAX_RULES];
 static int nrules;
 static bool func_rules;
@@ -83,37 +90,92 @@ static void bad_line(const char *file, unsigned long lineno, const char *text,
 		       " (line ignored)", (char *)NULL);
 }
 
+/* The kind whose prefix starts @s, or -1. */
+static int kind_at(const char *s)
+{
+	int k;
+
+	for (k = 0; k < RULE_KINDS; k++)
+		if (!strncmp(s, prefixes[k], strlen(prefixes[k])))
+			return k;
+	return -1;
+}
+
+/* Where the term starting at @s ends: a blank before the next prefix, or the end. */
+static char *term_end(char *s)
+{
+	for (; *s; s++) {
+		char *p = s;
+
+		if (*s != ' ' && *s != '\t')
+			continue;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (kind_at(p) >= 0)
+			return s;
+	}
+	return s;
+}
+
+/* One term of a rule into @r; false (and a message) when it is bad. */
+static bool add_term(const char *file, unsigned long lineno, const char *text,
+		     struct rule *r, char *term, char *end)
+{
+	int k = kind_at(term);
+	const char *pat;
+
+	if (k < 0) {
+		bad_line(file, lineno, text, "is not type:NAME, op:OP or func:NAME");
+		return false;
+	}
+	pat = trim(term + strlen(prefixes[k]), &end);
+	if (!*pat) {
+		bad_line(file, lineno, text, "has an empty pattern");
+	} else if (strlen(pat) >= MAX_PATTERN) {
+		bad_line(file, lineno, text, "has a pattern over 127 characters");
+	} else if (r->has & (1u << k)) {
+		bad_line(file, lineno, text, "names one kind of term twice");
+	} else {
+		r->has |= 1u << k;
+		strcpy(r->pattern[k], pat);
+		return true;
+	}
+	return false;
+}
+
 static void add_line(const char *file, unsigned long lineno, char *line, char *end)
 {
-	static const struct { const char *prefix; enum rule_kind kind; } kinds[] = {
-		{ "type:", RULE_TYPE }, { "op:", RULE_OP }, { "func:", RULE_FUNC },
-	};
+	char copy[80], *term, *stop;
+	size_t len;
 	const char *text = trim(line, &end);
-	size_t i;
+	struct rule *r = &rules[nrules];
 
 	if (!*text || *text == '#')
 		return;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		size_t n = strlen(kinds[i].prefix);
-		const char *pat = text + n;
-
-		if (strncmp(text, kinds[i].prefix, n))
-			continue;
-		if (!*pat) {
-			bad_line(file, lineno, text, "has an empty pattern");
-		} else if (strlen(pat) >= MAX_PATTERN) {
-			bad_line(file, lineno, text, "has a pattern over 127 characters");
-		} else if (nrules == MAX_RULES) {
-			bad_line(file, lineno, text, "is beyond the 256 patterns kept");
-		} else {
-			rules[nrules].kind = kinds[i].kind;
-			strcpy(rules[nrules].pattern, pat);
-			func_rules |= kinds[i].kind == RULE_FUNC;
-			nrules++;
-		}
+	if (nrules == MAX_RULES) {
+		bad_line(file, lineno, text, "is beyond the 256 rules kept");
 		return;
 	}
-	bad_line(file, lineno, text, "is not type:NAME, op:OP or func:NAME");
+	/* Terms are cut in place: the line's start kept for messages. */
+	len = strlen(text);
+	if (len >= sizeof(copy))
+		len = sizeof(copy) - 1;
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	memset(r, 0, sizeof(*r));
+	for (term = (char *)text; *term; term = stop) {
+		char saved;
+
+		stop = term_end(term);
+		saved = *stop;
+		if (!add_term(file, lineno, copy, r, term, stop))
+			return;
+		*stop = saved;
+		while (*stop == ' ' || *stop == '\t')
+			stop++;
+	}
+	func_rules |= (r->has >> RULE_FUNC) & 1;
+	nrules++;
 }
 
 /**
@@ -211,30 +273,34 @@ bool odebug_suppress_needs_frames(void)
 	return func_rules;
 }
 
+/* Does any frame's function match @pattern? */
+static bool frames_match(const char *pattern, const struct odebug_frame *frames, int nframes)
+{
+	int j;
+
+	for (j = 0; frames && j < nframes; j++)
+		if (frames[j].func[0] && match(pattern, frames[j].func))
+			return true;
+	return false;
+}
+
 /* Does a rule match this report?  @frames may be NULL without func rules. */
 bool odebug_suppress_match(const char *type, const char *op,
 		       const struct odebug_frame *frames, int nframes)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < nrules; i++) {
 		const struct rule *r = &rules[i];
 
-		switch (r->kind) {
-		case RULE_TYPE:
-			if (match(r->pattern, type))
-				return true;
-			break;
-		case RULE_OP:
-			if (match(r->pattern, op))
-				return true;
-			break;
-		case RULE_FUNC:
-			for (j = 0; frames && j < nframes; j++)
-				if (frames[j].func[0] && match(r->pattern, frames[j].func))
-					return true;
-			break;
-		}
+		if ((r->has & (1u << RULE_TYPE)) && !match(r->pattern[RULE_TYPE], type))
+			continue;
+		if ((r->has & (1u << RULE_OP)) && !match(r->pattern[RULE_OP], op))
+			continue;
+		if ((r->has & (1u << RULE_FUNC)) &&
+		    !frames_match(r->pattern[RULE_FUNC], frames, nframes))
+			continue;
+		return true;
 	}
 	return false;
 }

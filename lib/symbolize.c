@@ -33,6 +33,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -291,7 +292,40 @@ static bool find_in_path(const char *name, char *out, size_t cap)
 	return false;
 }
 
-/* symbolizer=: "" finds llvm-symbolizer, then addr2line; "none"; or a path. */
+/*
+ * symbolizer=NAME or PATH: the program into @out.  A name without '/' is
+ * looked up in PATH (as a shell would); a path must be an executable file.
+ */
+static bool option_program(const char *opt, char *out, size_t cap)
+{
+	struct stat st;
+
+	if (!strchr(opt, '/'))
+		return find_in_path(opt, out, cap);
+	if (strlen(opt) >= cap || access(opt, X_OK) || stat(opt, &st) || !S_ISREG(st.st_mode))
+		return false;
+	strcpy(out, opt);
+	return true;
+}
+
+/*
+ * At start (the constructor, where access() and PATH may be used): a
+ * symbolizer= the reports could not run is said now, in one line, rather
+ * than found out from frames without names.
+ */
+void odebug_symbolize_check_option(void)
+{
+	const char *opt = odebug_opt.symbolizer;
+	char path[ODEBUG_OPT_STRLEN], quoted[ODEBUG_QUOTE_PATH_LEN];
+
+	if (!opt[0] || !strcmp(opt, "none") || option_program(opt, path, sizeof(path)))
+		return;
+	odebug_message("symbolizer=", odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, opt, strlen(opt)),
+		       strchr(opt, '/') ? " is not an executable file" : " is not found in PATH",
+		       "; frames will be named module+0xoffset only", (char *)NULL);
+}
+
+/* symbolizer=: "" finds llvm-symbolizer, then addr2line; "none"; or a program. */
 static void choose(void)
 {
 	const char *opt = odebug_opt.symbolizer, *base;
@@ -302,10 +336,8 @@ static void choose(void)
 	if (opt[0]) {
 		base = strrchr(opt, '/');
 		base = base ? base + 1 : opt;
-		if (strlen(opt) >= sizeof(sym_path))
-			return;
-		strcpy(sym_path, opt);
-		kind = strstr(base, "addr2line") ? SYM_ADDR2LINE : SYM_LLVM;
+		if (option_program(opt, sym_path, sizeof(sym_path)))
+			kind = strstr(base, "addr2line") ? SYM_ADDR2LINE : SYM_LLVM;
 		return;
 	}
 	if (find_in_path("llvm-symbolizer", sym_path, sizeof(sym_path)))

@@ -305,6 +305,48 @@ static void bad_values_are_echoed_bounded_and_escaped(void **state)
 	free(big);
 }
 
+/* A symbolizer that cannot run is said once, at start, before any report. */
+static void unusable_symbolizer_warns_at_start(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "symbolizer=/nonexistent/llvm-symbolizer");
+	const char *warn = strstr(out, "ODEBUG: symbolizer=/nonexistent/llvm-symbolizer is not an executable file");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "symbolizer="), 1);
+	assert_non_null(warn);
+	assert_true(warn < strstr(out, "ODEBUG: deactivate"));
+	free(out);
+	out = run(&status, "1", "symbolizer=no-such-symbolizer-here");
+	assert_int_equal(count_lines_with(out, "symbolizer=no-such-symbolizer-here is not found in PATH"), 1);
+	free(out);
+}
+
+/*
+ * The first report of a run, and only it, ends with the next step; it
+ * names only options not set.  JSON: the "next_step" field.
+ */
+static void first_report_ends_with_the_next_step(void **state)
+{
+	int status;
+	char *out = run(&status, "1", "");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate"), 5);
+	assert_int_equal(count_lines_with(out, "ODEBUG: next step: origins=1 shows where it was "
+					  "initialised and activated; exitcode=1"), 1);
+	free(out);
+	out = run(&status, "1", "origins=1:print_suppressions=1");
+	assert_int_equal(count_lines_with(out, "ODEBUG: next step: exitcode=1"), 1);
+	assert_int_equal(count_lines_with(out, "origins=1 shows"), 0);
+	assert_int_equal(count_lines_with(out, "ODEBUG: suppression: type:test_bare op:deactivate"), 5);
+	free(out);
+	out = run(&status, "1", "log_format=json");
+	assert_int_equal(count_lines_with(out, "\"next_step\":\"origins=1 shows"), 1);
+	assert_int_equal(count_lines_with(out, "\"hint\":null"), 5);
+	free(out);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +367,8 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(max_reports_accepts_the_maximum_it_names),
 		cmocka_unit_test(pool_beyond_the_index_space_is_refused_at_parse_time),
 		cmocka_unit_test(bad_values_are_echoed_bounded_and_escaped),
+		cmocka_unit_test(unusable_symbolizer_warns_at_start),
+		cmocka_unit_test(first_report_ends_with_the_next_step),
 	};
 
 	argv0 = argv[0];

@@ -205,8 +205,8 @@ static void binary_suppressions_file_prints_a_bounded_number_of_lines(void **sta
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(count_lines_with(out, "(line ignored)"), 5);
 	assert_int_equal(count_lines_with(out, "bad lines in all, the first 5 shown"), 1);
-	/* + the report (2 lines) and the exit summary (1) */
-	assert_int_equal(count_lines_with(out, "ODEBUG: "), 5 + 1 + 2 + 1);
+	/* + the report (2 lines, then its next step) and the exit summary (1) */
+	assert_int_equal(count_lines_with(out, "ODEBUG: "), 5 + 1 + 3 + 1);
 	assert_true(strlen(out) < 8192);
 	for (i = 0; out[i]; i++)
 		assert_true((unsigned char)out[i] >= 0x20 || out[i] == '\n');
@@ -223,7 +223,8 @@ static void thread_exit_check_never_calls_into_dead_stack_memory(void **state)
 	(void)state;
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(count_lines_with(out, "ODEBUG: free active (active state 0) object: 0x"), 1);
-	assert_int_equal(count_lines_with(out, "object type: dead_conn hint: 0x0"), 1);
+	assert_non_null(strstr(out, "object type: dead_conn\n"));	/* no hint: none */
+	assert_int_equal(count_lines_with(out, "hint: 0x0"), 0);
 	assert_int_equal(count_lines_with(out, "fixups=0 hints=0"), 1);
 	assert_int_equal(count_lines_with(out, "child done"), 1);
 	free(out);

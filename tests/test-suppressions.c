@@ -75,11 +75,86 @@ static void missing_suppressions_file_says_so(void **state)
 	free(out);
 }
 
+/* Write @text as the suppressions file; the options that read it into @opts. */
+static void write_rules(char *opts, size_t len, const char *text)
+{
+	char file[128];
+	FILE *f;
+
+	snprintf(file, sizeof(file), "%s/supp", tmpdir);
+	f = fopen(file, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	snprintf(opts, len, "suppressions=%s:print_stats=1", file);
+}
+
+/* One rule may combine type, op and func: all must match. */
+static void combined_rule_needs_every_term(void **state)
+{
+	static const struct { const char *rule; int printed; } cases[] = {
+		{ "type:sinks_* op:free func:sinks_cul*\n", 0 },
+		{ "op:free   type:sinks_*\n", 0 },
+		{ "type:sinks_* op:activate\n", 1 },
+		{ "type:nothing_like_this func:sinks_cul*\n", 1 },
+		{ "op:free func:nothing_like_this\n", 1 },
+	};
+	char opts[200];
+	int status;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *out;
+
+		write_rules(opts, sizeof(opts), cases[i].rule);
+		out = run(&status, "one", opts);
+		if (count_lines_with(out, "ODEBUG: free active") != cases[i].printed ||
+		    count_lines_with(out, "line ignored"))
+			fail_msg("rule '%s': want %d reports, no bad line:\n%s", cases[i].rule,
+				 cases[i].printed, out);
+		free(out);
+	}
+	write_rules(opts, sizeof(opts), "type:a type:b\n");
+	{
+		char *out = run(&status, "one", opts);
+
+		assert_int_equal(count_lines_with(out, "'type:a type:b' names one kind of term twice"), 1);
+		free(out);
+	}
+}
+
+/* print_suppressions=1: the line printed after a report, pasted, suppresses it. */
+static void printed_suppression_suppresses_its_report(void **state)
+{
+	char opts[200], rule[400];
+	const char *p, *end;
+	int status;
+	char *out = run(&status, "one", "print_suppressions=1");
+
+	(void)state;
+	p = strstr(out, "ODEBUG: suppression: ");
+	if (!p)
+		fail_msg("no suppression line:\n%s", out);
+	p += strlen("ODEBUG: suppression: ");
+	end = strchr(p, '\n');
+	assert_non_null(end);
+	snprintf(rule, sizeof(rule), "%.*s\n", (int)(end - p), p);
+	assert_non_null(strstr(rule, "op:free func:sinks_culprit"));
+	free(out);
+	write_rules(opts, sizeof(opts), rule);
+	out = run(&status, "one", opts);
+	if (count_lines_with(out, "ODEBUG: free active") || !count_lines_with(out, "suppressed    : 1"))
+		fail_msg("rule '%s' did not suppress:\n%s", rule, out);
+	free(out);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(suppressions_hide_reports_and_count_them),
 		cmocka_unit_test(missing_suppressions_file_says_so),
+		cmocka_unit_test(combined_rule_needs_every_term),
+		cmocka_unit_test(printed_suppression_suppresses_its_report),
 	};
 
 	return run_scenario_tests(argc, argv, "suppressions", tests, sizeof(tests) / sizeof(tests[0]));

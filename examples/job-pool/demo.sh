@@ -24,7 +24,7 @@ checked=$?
 sed 's/^/    /' "$out"
 echo "    (exit status $checked)"
 grep -q 'ODEBUG: free active (active state 0) .* object type: pthread_mutex' "$out" &&
-	grep -q '^ODEBUG: owner: thread [0-9]' "$out" &&
+	grep -q '^ODEBUG: held by thread [0-9]' "$out" &&
 	grep -q '#0 .* in job_free+' "$out" && grep -q '#1 .* in worker+' "$out" &&
 	! grep -q "released under its worker" "$out" && [ "$checked" -eq 1 ] || {
 	echo "demo: expected one report naming job_free in worker, and exit status 1"; exit 1; }

@@ -27,7 +27,7 @@ static void free_init_destroy_of_held_mtx_are_reported(void **state)
 	EXPECT_REPORT(mtx_init(m, mtx_plain), "ODEBUG: init active", "pthread_mutex");
 	mtx_lock_228(m);
 	EXPECT_REPORT(mtx_destroy(m), "ODEBUG: destroy active", "pthread_mutex");
-	EXPECT_REPORT(free(m), "ODEBUG: free active", "pthread_mutex", "ODEBUG: owner: thread");
+	EXPECT_REPORT(free(m), "ODEBUG: free active", "pthread_mutex", "ODEBUG: held by thread");
 }
 
 static void use_of_destroyed_mtx_and_unlock_of_unlocked_are_reported(void **state)
@@ -75,7 +75,7 @@ static void cnd_with_a_waiter_and_after_destroy_are_reported(void **state)
 	thrd_create(&t, waiter, b);
 	wait_state(&b->ready, ODEBUG_STATE_ACTIVE);
 	EXPECT_REPORT(debug_check_no_obj_freed(&b->ready, sizeof(b->ready)),
-		      "ODEBUG: free active (active state 1)", "pthread_cond");
+		      "ODEBUG: free active (1 waiter)", "pthread_cond");
 	wait_state(&b->ready, ODEBUG_STATE_ACTIVE);	/* its next slice tracks it again */
 	mtx_lock(&b->lock);
 	b->go = 1;

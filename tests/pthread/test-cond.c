@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* pthread_cond, the built-in type: what odebug-pthread(7) says of condition variables. */
 #define _GNU_SOURCE
+#include <stdio.h>
+
 #include "pt.h"
 
 struct box {
@@ -46,7 +48,7 @@ static void free_init_destroy_with_a_waiter_are_reported(void **state)
 	pthread_create(&t, NULL, waiter, b);
 	wait_state(&b->ready, ODEBUG_STATE_ACTIVE);
 	EXPECT_REPORT(debug_check_no_obj_freed(&b->ready, sizeof(b->ready)),
-		      "ODEBUG: free active (active state 1)", "pthread_cond");
+		      "ODEBUG: free active (1 waiter)", "pthread_cond");
 	/* The check dropped the tracker: the waiter's next wait tracks it again. */
 	wait_state(&b->ready, ODEBUG_STATE_ACTIVE);
 	EXPECT_REPORT(pthread_cond_init(&b->ready, NULL), "ODEBUG: init active", "pthread_cond");
@@ -57,6 +59,55 @@ static void free_init_destroy_with_a_waiter_are_reported(void **state)
 	/* glibc's destroy waits for the waiter to leave (its timed wait ends). */
 	EXPECT_REPORT(pthread_cond_destroy(&b->ready), "ODEBUG: destroy active", "pthread_cond");
 	pthread_join(t, NULL);
+	free(b);
+}
+
+/* Waits without a timeout, named, its thread id published. */
+static int sleeper_tid;
+static void *sleeper(void *arg)
+{
+	struct box *b = arg;
+
+	pthread_setname_np(pthread_self(), "cond-sleeper");
+	pthread_mutex_lock(&b->lock);
+	__atomic_store_n(&sleeper_tid, tid(), __ATOMIC_RELEASE);
+	while (!b->go)
+		pthread_cond_wait(&b->ready, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+	return NULL;
+}
+
+/*
+ * The report of a cond freed with a waiter says "1 waiter" (not "active
+ * state 1") and names the thread asleep on it, as the kernel shows it;
+ * no "hint: 0x0" for a type without a hint.
+ */
+static void freed_cond_names_its_waiting_thread(void **state)
+{
+	struct box *b = calloc(1, sizeof(*b));
+	char line[96];
+	pthread_t t;
+
+	(void)state;
+	pthread_cond_init(&b->ready, NULL);
+	pthread_create(&t, NULL, sleeper, b);
+	wait_state(&b->ready, ODEBUG_STATE_ACTIVE);
+	for (int i = 0; i < 200; i++)	/* until it sleeps in the kernel */
+		usleep(1000);
+	snprintf(line, sizeof(line), "ODEBUG: blocked on it: thread %d (cond-sleeper)\n",
+		 __atomic_load_n(&sleeper_tid, __ATOMIC_ACQUIRE));
+	capture_start();
+	debug_check_no_obj_freed(&b->ready, sizeof(b->ready));
+	{
+		char *out = capture_stop();
+
+		if (!strstr(out, "ODEBUG: free active (1 waiter) object: ") ||
+		    !strstr(out, line) || strstr(out, "active state") || strstr(out, "hint:"))
+			fail_msg("want \"(1 waiter)\" and \"%s\", no active state, no hint:\n%s",
+				 line, out);
+		free(out);
+	}
+	release_all(b, &t, 1);
 	free(b);
 }
 
@@ -176,6 +227,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(free_init_destroy_with_a_waiter_are_reported),
+		cmocka_unit_test(freed_cond_names_its_waiting_thread),
 		cmocka_unit_test(use_of_destroyed_cond_is_reported),
 		cmocka_unit_test(wait_without_holding_the_mutex_is_reported),
 		cmocka_unit_test(static_cond_and_internal_unlock_relock_are_silent),

@@ -56,7 +56,7 @@ static void free_while_another_thread_holds_is_reported_with_owner(void **state)
 	pthread_create(&t, NULL, hold_until_go, shared);
 	while (!__atomic_load_n(&holder, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", holder);
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d", holder);
 	EXPECT_REPORT(debug_check_no_obj_freed(shared, sizeof(*shared)),
 		      "ODEBUG: free active", "object type: pthread_mutex", owner);
 	__atomic_store_n(&shared->go, 1, __ATOMIC_RELEASE);
@@ -279,7 +279,7 @@ static void stack_mutex_held_at_thread_exit_after_warm_locks(void **state)
  * lock word (1) beside an owner id must not pass for a hold: glibc's user
  * count (__nusers) is 0, or the owner is no thread of this process.
  * (On 6c240c6 the first and third cases printed "free active" and
- * "init active ... owner: thread 42".)
+ * "init active ... held by thread 42".)
  */
 struct record {
 	int refcount;

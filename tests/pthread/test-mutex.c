@@ -31,7 +31,7 @@ static void free_of_held_mutex_is_free_active_with_owner(void **state)
 	(void)state;
 	pthread_mutex_init(&j->lock, NULL);
 	pthread_mutex_lock(&j->lock);
-	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", tid());
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d", tid());
 	EXPECT_REPORT(free(j), "ODEBUG: free active", "object type: pthread_mutex", owner);
 }
 
@@ -61,7 +61,7 @@ static void free_of_mutex_held_by_another_thread_names_that_thread(void **state)
 	pthread_create(&t, NULL, hold, held_elsewhere);
 	while (!__atomic_load_n(&holder_tid, __ATOMIC_ACQUIRE))
 		usleep(1000);
-	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", holder_tid);
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d", holder_tid);
 	/* Checked as free() would, without freeing under the holder's feet. */
 	EXPECT_REPORT(debug_check_no_obj_freed(held_elsewhere, sizeof(*held_elsewhere)),
 		      "ODEBUG: free active", "pthread_mutex", owner);

@@ -22,13 +22,13 @@
 
 static char owner_line[96];
 
-/* "ODEBUG: owner: thread <tid> (<name>)": the calling thread is the owner. */
+/* "ODEBUG: held by thread <tid> (<name>)": the calling thread is the owner. */
 static const char *owner_is_me(void)
 {
 	char name[17] = "";
 
 	prctl(PR_GET_NAME, name, 0, 0, 0);
-	snprintf(owner_line, sizeof(owner_line), "ODEBUG: owner: thread %d (%s)\n", tid(), name);
+	snprintf(owner_line, sizeof(owner_line), "ODEBUG: held by thread %d (%s)\n", tid(), name);
 	return owner_line;
 }
 

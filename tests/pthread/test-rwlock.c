@@ -16,7 +16,7 @@ static void free_of_read_held_rwlock_is_free_active_with_its_readers(void **stat
 	pthread_rwlock_init(rw, NULL);
 	pthread_rwlock_rdlock(rw);
 	rdlock_225(rw);		/* a second reader, through the 2.2.5 node */
-	EXPECT_REPORT(free(rw), "ODEBUG: free active (active state 2)", "pthread_rwlock");
+	EXPECT_REPORT(free(rw), "ODEBUG: free active (read-held by 2 threads)", "pthread_rwlock");
 }
 
 static void free_of_write_held_rwlock_names_the_writer(void **state)
@@ -26,8 +26,8 @@ static void free_of_write_held_rwlock_names_the_writer(void **state)
 
 	(void)state;
 	pthread_rwlock_wrlock(rw);
-	snprintf(owner, sizeof(owner), "ODEBUG: owner: thread %d", tid());
-	EXPECT_REPORT(free(rw), "ODEBUG: free active (active state 0)", "pthread_rwlock", owner);
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d", tid());
+	EXPECT_REPORT(free(rw), "ODEBUG: free active (write-held)", "pthread_rwlock", owner);
 }
 
 static void init_and_destroy_of_held_rwlock_are_reported(void **state)

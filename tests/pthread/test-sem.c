@@ -38,7 +38,7 @@ static void free_init_destroy_with_a_waiter_are_reported(void **state)
 	pthread_create(&t, NULL, take, s);
 	wait_state(s, ODEBUG_STATE_ACTIVE);
 	EXPECT_REPORT(debug_check_no_obj_freed(s, sizeof(*s)),
-		      "ODEBUG: free active (active state 1)", "object type: sem");
+		      "ODEBUG: free active (1 waiter)", "object type: sem");
 	post_225(s);
 	pthread_join(t, NULL);
 	pthread_create(&t, NULL, take, s);
