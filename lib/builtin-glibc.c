@@ -322,3 +322,52 @@ int odebug_builtin_owner(const struct odebug_snapshot *o)
 	}
 	return owner > 0 && odebug_glibc_thread_alive(owner) ? owner : 0;
 }
+
+/* --- memory that holds no object of the type (builtin-misuse.c) ------- */
+
+/*
+ * Are @addr's words no mutex glibc knows?  A kind with a bit glibc never
+ * writes, or priority protection with inheritance or robustness (glibc has
+ * no such type); glibc refuses those (EINVAL), or takes bits of them for
+ * another type.  A destroyed mutex's kind (-1) is one of them.
+ */
+bool odebug_glibc_mutex_kind_bad(const void *addr)
+{
+	int kind = __atomic_load_n(&odebug_glibc_as_mutex(addr)->__data.__kind, __ATOMIC_RELAXED);
+
+	return (kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS) ||
+	       ((kind & ODEBUG_GLIBC_MUTEX_PP) &&
+		(kind & (ODEBUG_GLIBC_MUTEX_PI | ODEBUG_GLIBC_MUTEX_ROBUST)));
+}
+
+/*
+ * An untracked condition variable: PTHREAD_COND_INITIALIZER (all zero), or
+ * what pthread_cond_init() leaves before its first wait (zero but the
+ * process-shared and clock bits of __wrefs: one initialised before
+ * libodebug started).  Anything else has been waited on unseen or is not
+ * a condition variable.
+ */
+bool odebug_glibc_cond_is_static(void *addr)
+{
+	static const pthread_cond_t zero;
+	pthread_cond_t c;
+
+	memcpy(&c, addr, sizeof(c));
+	c.__data.__wrefs &= ~3u;	/* bit 0 process-shared, bit 1 the clock */
+	return !memcmp(&c, &zero, sizeof(c));
+}
+
+/*
+ * Does nobody hold the rwlock, as its words say?  No reader counted (a
+ * reader's own hold counts itself until its unlock), no writer's lock bit
+ * and no writer named.  Read before the caller's unlock: a caller that
+ * holds it, for reading or writing, always fails this.
+ */
+bool odebug_glibc_rwlock_unheld(const void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+	unsigned int r = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
+
+	return !(r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT) && !(r & ODEBUG_GLIBC_RWLOCK_WRLOCKED) &&
+	       !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
+}

@@ -113,7 +113,7 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d);
 DESCR(odebug_mutex_descr, "pthread_mutex", odebug_glibc_mutex_is_static);
 DESCR(odebug_rwlock_descr, "pthread_rwlock", odebug_glibc_rwlock_is_static);
 DESCR(odebug_spin_descr, "pthread_spinlock", odebug_glibc_always_static);
-DESCR(odebug_cond_descr, "pthread_cond", odebug_glibc_always_static);
+DESCR(odebug_cond_descr, "pthread_cond", odebug_glibc_cond_is_static);
 DESCR(odebug_barrier_descr, "pthread_barrier", odebug_glibc_barrier_is_static);
 DESCR(odebug_sem_descr, "sem", odebug_glibc_sem_is_static);
 
@@ -386,14 +386,18 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
  * available", and the fixup tracks it.  Then the step is made.
  */
 static int untracked(void *addr, const struct debug_obj_descr *d,
-		     enum odebug_bop op, unsigned int arg)
+		     enum odebug_bop op, unsigned int arg, const char *opname)
 {
 	if (over_limit())
 		return ODEBUG_STATE_NOTAVAILABLE;
-	if (d->is_static_object(addr))
+	if (d->is_static_object(addr)) {
 		track_static(addr, d);
-	else
+	} else if (d == &odebug_cond_descr) {	/* the use's own word: "wait not available" */
+		odebug_b_absent(addr, d, opname);
+		init_quiet(addr, d);
+	} else {
 		debug_object_activate(addr, d);
+	}
 	/* Tracking looked up this thread's stack: the mutex's mode may be known now. */
 	if (d == &odebug_mutex_descr && (op == BOP_LOCK || op == BOP_USE))
 		op = odebug_glibc_tracked_mode(addr) ? BOP_LOCK : BOP_USE;
@@ -486,7 +490,7 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
 	int saved = errno;
 
 	if (state == ODEBUG_STATE_NOTAVAILABLE)
-		untracked(addr, d, op, 0);
+		untracked(addr, d, op, 0, "activate");
 	else	/* DESTROYED */
 		debug_object_activate(addr, d);
 	errno = saved;
@@ -559,8 +563,10 @@ void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop o
 	if (likely(state != ODEBUG_STATE_NOTAVAILABLE && state != ODEBUG_STATE_DESTROYED))
 		return;
 	if (state == ODEBUG_STATE_NOTAVAILABLE) {
-		if (op != BOP_WAKE_ONE && op != BOP_WAKE_ALL)	/* nobody waits: nothing to track */
-			untracked(addr, d, op, arg);
+		if (op != BOP_WAKE_ONE && op != BOP_WAKE_ALL)
+			untracked(addr, d, op, arg, opname);
+		else if (!d->is_static_object(addr))	/* nobody waits: only memory that is none */
+			untracked(addr, d, BOP_PEEK, 0, opname);
 		return;
 	}
 	if (op == BOP_PEEK)
@@ -669,6 +675,8 @@ void odebug_b_mutex_unlock(void *addr)
 {
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
 
+	if (unlikely(odebug_b_mutex_unlock_bad(addr)))
+		return;
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
 
@@ -706,6 +714,8 @@ void odebug_b_rwlock_unlock(void *addr)
 		odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
 		return;
 	}
+	if (!writer && unlikely(odebug_b_rwlock_unlock_unheld(addr)))
+		return;
 	odebug_builtin_step(addr, &odebug_rwlock_descr, writer ? BOP_UNLOCK : BOP_RDUNLOCK, 0);
 }
 

@@ -224,6 +224,15 @@ unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int wa
 					  unsigned int seen);
 bool odebug_glibc_barrier_is_static(void *addr);
 bool odebug_glibc_sem_is_static(void *addr);
+bool odebug_glibc_mutex_kind_bad(const void *addr);
+bool odebug_glibc_cond_is_static(void *addr);
+bool odebug_glibc_rwlock_unheld(const void *addr);
+
+/* builtin-misuse.c: memory used as an object of the type that holds none. */
+void odebug_b_absent(void *addr, const struct debug_obj_descr *d, const char *opname);
+void odebug_b_mutex_refused(void *addr, bool einval);
+bool odebug_b_mutex_unlock_bad(void *addr);
+bool odebug_b_rwlock_unlock_unheld(void *addr);
 int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
 bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);
 
