@@ -52,11 +52,20 @@ static unsigned long allocated __attribute__((aligned(64)));
 static unsigned long freed;
 
 /*
- * Trackers outside the shared pool: in threads' caches or in use.  Updated
- * per tracker taken or given back, under the pool lock; zero means nothing
- * is tracked, which is all a free() needs to know to skip its check.
+ * Trackers that hold a tracked object: handed out and not given back, and
+ * not FREED (a debug_object_free()d tracker stays linked, untracked, until
+ * it is revived or reclaimed).  Trackers in threads' caches are not out.
+ * Changed by one atomic add per tracker handed out, given back, made FREED
+ * or revived, each before the tracker is linked or after it stops holding
+ * its object, so zero means nothing is tracked: all a free() needs to know
+ * to skip its check.  The built-in types' bound reads it too.
  */
 unsigned long odebug_trackers_out __attribute__((aligned(64)));
+
+static void out_add(long n)
+{
+	__atomic_add_fetch(&odebug_trackers_out, (unsigned long)n, __ATOMIC_RELAXED);
+}
 
 /* This thread's cache: 0 count and no key means "not caching yet". */
 struct cache {
@@ -101,8 +110,6 @@ static struct odebug_tracker *take(void)
 		t = &odebug_pool_base[bump];
 		odebug_store(&bump, bump + 1);
 	}
-	if (t)
-		odebug_store(&odebug_trackers_out, odebug_trackers_out + 1);
 	return t;
 }
 
@@ -112,7 +119,6 @@ static void give(struct odebug_tracker *t)
 	odebug_tracker_set_next(t, free_head);
 	free_head = (uint32_t)(t - odebug_pool_base);
 	odebug_store(&free_listed, free_listed + 1);
-	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
 }
 
 /*
@@ -350,6 +356,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 			return NULL;
 	}
 	count_op(&cache.allocs);
+	out_add(1);
 	/*
 	 * No memset: a lockless reader may still be looking at this tracker
 	 * (its word is RETIRED, or 0 when fresh); the caller sets the word.
@@ -366,6 +373,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
  */
 void odebug_pool_count(bool alloc)
 {
+	out_add(alloc ? 1 : -1);
 	odebug_guard_enter();
 	count_op(alloc ? &cache.allocs : &cache.frees);
 	odebug_guard_exit();
@@ -379,6 +387,7 @@ static void put(struct odebug_tracker *t);
  */
 void odebug_pool_free(struct odebug_tracker *t)
 {
+	out_add(-1);
 	odebug_guard_enter();
 	count_op(&cache.frees);
 	put(t);
