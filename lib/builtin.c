@@ -46,8 +46,8 @@ int odebug_builtin_on;
 /*
  * Trackers made for built-in objects stop at half of pool_max in use: a
  * program with millions of mutexes must leave room for its annotations.
+ * (pool_max as the start left it: a limit on address space lowers it.)
  */
-static unsigned long builtin_limit;
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
 unsigned int odebug_mutex_slot;
@@ -66,7 +66,7 @@ static bool over_limit(void)
 {
 	static int said;
 
-	if (likely(odebug_load(&odebug_trackers_out) < builtin_limit))
+	if (likely(odebug_load(&odebug_trackers_out) < odebug_opt.pool_max / 2))
 		return false;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
 		odebug_message("built-in objects use half of pool_max trackers: "
@@ -777,13 +777,12 @@ static void fork_child(void)
 	odebug_orphan_fork_child();
 }
 
-/* From setup(), once on: which families, the bound, the fork handler. */
+/* From setup(), once on: which families, the fork handler. */
 void odebug_builtin_init(void)
 {
 	int on = (odebug_opt.check_pthread ? ODEBUG_BUILTIN_PTHREAD : 0) |
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
 
-	builtin_limit = odebug_opt.pool_max / 2;
 	odebug_held_init();
 	if (!on)
 		return;
