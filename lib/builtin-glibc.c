@@ -235,9 +235,38 @@ static bool mutex_copy(uintptr_t addr, pthread_mutex_t *m)
 }
 
 /*
+ * An rwlock's tracker takes the readers glibc counts: ACTIVE with that
+ * many in the active state, or back to INACTIVE when it counted readers
+ * that are gone; a writer's ACTIVE (no count) stays.  @words: the live
+ * rwlock or a copy.  False: the word changed under us.
+ */
+static bool sync_rwlock(struct odebug_tracker *t, uint64_t w, unsigned int state,
+			const void *words)
+{
+	unsigned int n, astate = t->astate, next = state;
+
+	if (((const pthread_rwlock_t *)words)->__data.__shared)
+		return true;
+	n = odebug_glibc_rwlock_readers(words);
+	if (n) {
+		next = ODEBUG_STATE_ACTIVE;
+		astate = n;
+	} else if (state == ODEBUG_STATE_ACTIVE && astate) {
+		next = ODEBUG_STATE_INACTIVE;
+		astate = 0;
+	}
+	if (next == state && astate == t->astate)
+		return true;
+	if (!odebug_tracker_move_busy(t, w, next, astate))
+		return false;	/* a lockless writer changed the word: decide again */
+	t->astate = astate;
+	return true;
+}
+
+/*
  * One tracker on a chain the free check is about to walk: a mutex in the
  * range takes the hold its words show (they are live: the memory is not
- * released yet).  Process-shared ones keep the tracker's (this process's
+ * released yet), an rwlock the readers glibc counts.  Process-shared ones keep the tracker's (this process's
  * holds only).  Each change is a compare-and-swap against the word it was
  * decided on, as table.c's header requires of every writer; a lockless
  * BOP_USE may race it, so it decides again.  The walk itself only reads
@@ -258,7 +287,9 @@ again:
 	if (state == ODEBUG_STATE_NOTAVAILABLE)
 		return false;
 	addr = odebug_word_addr(w);
-	if (addr < r->start || addr >= r->end || odebug_word_descr(w) != &odebug_mutex_descr)
+	if (addr < r->start || addr >= r->end ||
+	    (odebug_word_descr(w) != &odebug_mutex_descr &&
+	     odebug_word_descr(w) != &odebug_rwlock_descr))
 		return false;
 	if (state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
 	    state != ODEBUG_STATE_ACTIVE)
@@ -268,6 +299,18 @@ again:
 	 * (tracked mode), and its frame may have returned unseen. */
 	if (r->copy && odebug_on_stack(addr, &base))
 		return false;
+	if (odebug_word_descr(w) == &odebug_rwlock_descr) {
+		pthread_rwlock_t rw;
+
+		if (r->copy) {
+			if (odebug_read_mem(&rw, words, sizeof(rw)) != sizeof(rw))
+				return false;
+			words = &rw;
+		}
+		if (!sync_rwlock(t, w, state, words))
+			goto again;
+		return false;
+	}
 	if (r->copy) {
 		if (!mutex_copy(addr, &copy))
 			return false;
@@ -331,4 +374,76 @@ int odebug_builtin_owner(const struct odebug_snapshot *o)
 		owner = (int)rw.__data.__cur_writer;
 	}
 	return owner > 0 && odebug_glibc_thread_alive(owner) ? owner : 0;
+}
+
+/* --- memory that holds no object of the type (builtin-misuse.c) ------- */
+
+/*
+ * Are @addr's words no mutex glibc knows?  A kind with a bit glibc never
+ * writes, or priority protection with inheritance or robustness (glibc has
+ * no such type); glibc refuses those (EINVAL), or takes bits of them for
+ * another type.  A destroyed mutex's kind (-1) is one of them.
+ */
+bool odebug_glibc_mutex_kind_bad(const void *addr)
+{
+	int kind = __atomic_load_n(&odebug_glibc_as_mutex(addr)->__data.__kind, __ATOMIC_RELAXED);
+
+	return (kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS) ||
+	       ((kind & ODEBUG_GLIBC_MUTEX_PP) &&
+		(kind & (ODEBUG_GLIBC_MUTEX_PI | ODEBUG_GLIBC_MUTEX_ROBUST)));
+}
+
+/*
+ * An untracked condition variable: PTHREAD_COND_INITIALIZER (all zero), or
+ * what pthread_cond_init() leaves before its first wait (zero but the
+ * process-shared and clock bits of __wrefs: one initialised before
+ * libodebug started).  Anything else has been waited on unseen or is not
+ * a condition variable.
+ */
+bool odebug_glibc_cond_is_static(void *addr)
+{
+	static const pthread_cond_t zero;
+	pthread_cond_t c;
+
+	memcpy(&c, addr, sizeof(c));
+	c.__data.__wrefs &= ~3u;	/* bit 0 process-shared, bit 1 the clock */
+	return !memcmp(&c, &zero, sizeof(c));
+}
+
+/*
+ * Does nobody hold the rwlock, as its words say?  No reader counted (a
+ * reader's own hold counts itself until its unlock), no writer's lock bit
+ * and no writer named.  Read before the caller's unlock: a caller that
+ * holds it, for reading or writing, always fails this.
+ */
+bool odebug_glibc_rwlock_unheld(const void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+	unsigned int r = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
+
+	return !(r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT) && !(r & ODEBUG_GLIBC_RWLOCK_WRLOCKED) &&
+	       !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
+}
+
+/* How many readers hold (or wait for) the rwlock, as glibc counts them. */
+unsigned int odebug_glibc_rwlock_readers(const void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+
+	return __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED) >>
+	       ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
+}
+
+/*
+ * Where an rwlock's read holds are kept: in its tracker (counted) as a
+ * tracked-mode mutex's hold, for the same reasons (on the calling thread's
+ * stack, process-shared, origins=1); else in glibc's __readers.
+ */
+bool odebug_glibc_rwlock_tracked_mode(const void *addr)
+{
+	uintptr_t base;
+
+	return unlikely(odebug_opt.origins) ||
+	       ((const pthread_rwlock_t *)addr)->__data.__shared ||
+	       odebug_on_stack((uintptr_t)addr, &base);
 }

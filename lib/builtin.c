@@ -20,8 +20,10 @@
  * processes' holds; only this process's are checked) and every mutex with
  * origins=1 (the locker's stack is recorded at the lock).  Their lock and
  * unlock are one compare-and-swap of the tracker's word, without the
- * bucket lock (fast_step()), as a rwlock's writer's; the other hot
- * transitions (read locks, wait, wake) are one bucket lock each; the rest
+ * bucket lock (fast_step()), as a rwlock's writer's.  An rwlock's read
+ * holds are glibc's too (__readers), synced where the table decides
+ * (rwlock_sync(), the free check's sync); a tracked-mode rwlock's readers,
+ * waits and wakes are one bucket lock each; the rest
  * goes through the public calls, whose reports use the kernel's words
  * ("init active", "destroy active", "activate destroyed", "free active").
  *
@@ -46,11 +48,12 @@ int odebug_builtin_on;
 /*
  * Trackers made for built-in objects stop at half of pool_max in use: a
  * program with millions of mutexes must leave room for its annotations.
+ * (pool_max as the start left it: a limit on address space lowers it.)
  */
-static unsigned long builtin_limit;
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
 unsigned int odebug_mutex_slot;
+unsigned int odebug_rwlock_slot;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 ODEBUG_TLS int odebug_self_tid;
 
@@ -66,7 +69,7 @@ static bool over_limit(void)
 {
 	static int said;
 
-	if (likely(odebug_load(&odebug_trackers_out) < builtin_limit))
+	if (likely(odebug_load(&odebug_trackers_out) < odebug_opt.pool_max / 2))
 		return false;
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
 		odebug_message("built-in objects use half of pool_max trackers: "
@@ -113,7 +116,7 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d);
 DESCR(odebug_mutex_descr, "pthread_mutex", odebug_glibc_mutex_is_static);
 DESCR(odebug_rwlock_descr, "pthread_rwlock", odebug_glibc_rwlock_is_static);
 DESCR(odebug_spin_descr, "pthread_spinlock", odebug_glibc_always_static);
-DESCR(odebug_cond_descr, "pthread_cond", odebug_glibc_always_static);
+DESCR(odebug_cond_descr, "pthread_cond", odebug_glibc_cond_is_static);
 DESCR(odebug_barrier_descr, "pthread_barrier", odebug_glibc_barrier_is_static);
 DESCR(odebug_sem_descr, "sem", odebug_glibc_sem_is_static);
 
@@ -209,6 +212,22 @@ again:
 			next = ODEBUG_STATE_INACTIVE;
 		break;
 	case BOP_SYNC:
+		if (d == &odebug_rwlock_descr) {	/* the readers glibc counts */
+			unsigned int n;
+
+			if (state == ODEBUG_STATE_DESTROYED ||
+			    ((const pthread_rwlock_t *)addr)->__data.__shared)
+				break;
+			n = odebug_glibc_rwlock_readers(addr);
+			if (n) {
+				next = ODEBUG_STATE_ACTIVE;
+				astate = n;
+			} else if (state == ODEBUG_STATE_ACTIVE && astate) {
+				next = ODEBUG_STATE_INACTIVE;
+				astate = 0;
+			}
+			break;
+		}
 		if (state == ODEBUG_STATE_DESTROYED ||
 		    odebug_glibc_mutex_pshared(addr))	/* process-shared: tracked */
 			break;
@@ -298,10 +317,10 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 	return step(addr, d, op, arg);
 }
 
-/* From now on the free check syncs mutexes (once: no write per mutex). */
+/* From now on the free check syncs mutexes and rwlocks (once: no write per object). */
 static void mutex_tracked(const struct debug_obj_descr *d)
 {
-	if (d == &odebug_mutex_descr && !odebug_opt.origins &&
+	if ((d == &odebug_mutex_descr || d == &odebug_rwlock_descr) && !odebug_opt.origins &&
 	    !odebug_load(&odebug_mutex_derived))
 		odebug_store(&odebug_mutex_derived, 1);
 }
@@ -320,6 +339,13 @@ static void mutex_sync(void *addr)
 	 * init, untracked memory may be uninitialised. */
 	if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
 		step_locked(addr, &odebug_mutex_descr, BOP_SYNC, 0);
+}
+
+/* The same for an rwlock's readers, which glibc's __readers keeps. */
+static void rwlock_sync(void *addr)
+{
+	if (!odebug_glibc_rwlock_tracked_mode(addr))
+		step_locked(addr, &odebug_rwlock_descr, BOP_SYNC, 0);
 }
 
 /* Track @addr as initialised, on-stack when it is (no stack note). */
@@ -386,17 +412,23 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
  * available", and the fixup tracks it.  Then the step is made.
  */
 static int untracked(void *addr, const struct debug_obj_descr *d,
-		     enum odebug_bop op, unsigned int arg)
+		     enum odebug_bop op, unsigned int arg, const char *opname)
 {
 	if (over_limit())
 		return ODEBUG_STATE_NOTAVAILABLE;
-	if (d->is_static_object(addr))
+	if (d->is_static_object(addr)) {
 		track_static(addr, d);
-	else
+	} else if (d == &odebug_cond_descr) {	/* the use's own word: "wait not available" */
+		odebug_b_absent(addr, d, opname);
+		init_quiet(addr, d);
+	} else {
 		debug_object_activate(addr, d);
+	}
 	/* Tracking looked up this thread's stack: the mutex's mode may be known now. */
 	if (d == &odebug_mutex_descr && (op == BOP_LOCK || op == BOP_USE))
 		op = odebug_glibc_tracked_mode(addr) ? BOP_LOCK : BOP_USE;
+	else if (d == &odebug_rwlock_descr && (op == BOP_RDLOCK || op == BOP_USE))
+		op = odebug_glibc_rwlock_tracked_mode(addr) ? BOP_RDLOCK : BOP_USE;
 	return odebug_builtin_step(addr, d, op, arg);
 }
 
@@ -416,6 +448,8 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 	if (d == &odebug_mutex_descr) {
 		mutex_sync(addr);
 		odebug_orphan_forget((uintptr_t)addr);	/* a new mutex owes no unlock */
+	} else if (d == &odebug_rwlock_descr) {
+		rwlock_sync(addr);
 	}
 	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
 
@@ -444,7 +478,11 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 /* Before *_destroy: held or waited on is "destroy active". */
 void odebug_b_destroy(void *addr, const struct debug_obj_descr *d)
 {
-	int state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
+	int state;
+
+	if (d == &odebug_rwlock_descr)
+		rwlock_sync(addr);
+	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
 
 	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
 		debug_object_destroy(addr, d);
@@ -486,7 +524,7 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
 	int saved = errno;
 
 	if (state == ODEBUG_STATE_NOTAVAILABLE)
-		untracked(addr, d, op, 0);
+		untracked(addr, d, op, 0, "activate");
 	else	/* DESTROYED */
 		debug_object_activate(addr, d);
 	errno = saved;
@@ -497,10 +535,11 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
  * left the tracker INACTIVE or ACTIVE, remember it; in tracked mode, forget
  * any entry of this address (its hits would skip the tracker's steps).
  */
-static void mcache_update(void *addr, bool tracked)
+static void mcache_update(void *addr, const struct debug_obj_descr *d, bool tracked)
 {
 #ifndef ODEBUG_TABLE_KERNEL
 	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
+	unsigned int *slot = d == &odebug_mutex_descr ? &odebug_mutex_slot : &odebug_rwlock_slot;
 	uint64_t w;
 
 	if (tracked) {
@@ -509,13 +548,13 @@ static void mcache_update(void *addr, bool tracked)
 		return;
 	}
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_descr(w) != &odebug_mutex_descr)
+	if (!t || odebug_word_descr(w) != d)
 		return;
-	if (!odebug_load(&odebug_mutex_slot))
-		odebug_store(&odebug_mutex_slot, odebug_word_slot(w));
+	if (!odebug_load(slot))
+		odebug_store(slot, odebug_word_slot(w));
 	*e = t;
 #else
-	(void)addr, (void)tracked;
+	(void)addr, (void)d, (void)tracked;
 #endif
 }
 
@@ -528,6 +567,10 @@ void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop 
 		tracked = odebug_glibc_tracked_mode(addr);
 		if (!tracked)
 			op = BOP_USE;	/* glibc's words keep the hold: nothing to write */
+	} else if (d == &odebug_rwlock_descr && op == BOP_RDLOCK) {
+		tracked = odebug_glibc_rwlock_tracked_mode(addr);
+		if (!tracked)
+			op = BOP_USE;	/* glibc's __readers keeps the read hold */
 	}
 	if (op == BOP_USE)
 		state = step(addr, d, BOP_USE, 0);
@@ -541,9 +584,11 @@ void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop 
 		lock_slow(addr, d, op, state);
 		if (d == &odebug_mutex_descr)
 			tracked = odebug_glibc_tracked_mode(addr);	/* the stack may be known now */
+		else if (op == BOP_USE)
+			tracked = odebug_glibc_rwlock_tracked_mode(addr);
 	}
-	if (d == &odebug_mutex_descr)
-		mcache_update(addr, tracked);
+	if (d == &odebug_mutex_descr || (d == &odebug_rwlock_descr && op != BOP_LOCK))
+		mcache_update(addr, d, tracked);
 }
 
 /*
@@ -559,8 +604,10 @@ void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop o
 	if (likely(state != ODEBUG_STATE_NOTAVAILABLE && state != ODEBUG_STATE_DESTROYED))
 		return;
 	if (state == ODEBUG_STATE_NOTAVAILABLE) {
-		if (op != BOP_WAKE_ONE && op != BOP_WAKE_ALL)	/* nobody waits: nothing to track */
-			untracked(addr, d, op, arg);
+		if (op != BOP_WAKE_ONE && op != BOP_WAKE_ALL)
+			untracked(addr, d, op, arg, opname);
+		else if (!d->is_static_object(addr))	/* nobody waits: only memory that is none */
+			untracked(addr, d, BOP_PEEK, 0, opname);
 		return;
 	}
 	if (op == BOP_PEEK)
@@ -669,6 +716,8 @@ void odebug_b_mutex_unlock(void *addr)
 {
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
 
+	if (unlikely(odebug_b_mutex_unlock_bad(addr)))
+		return;
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
 
@@ -706,7 +755,15 @@ void odebug_b_rwlock_unlock(void *addr)
 		odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
 		return;
 	}
-	odebug_builtin_step(addr, &odebug_rwlock_descr, writer ? BOP_UNLOCK : BOP_RDUNLOCK, 0);
+	if (writer) {
+		odebug_builtin_step(addr, &odebug_rwlock_descr, BOP_UNLOCK, 0);
+		return;
+	}
+	if (unlikely(odebug_b_rwlock_unlock_unheld(addr)) || odebug_rwlock_cached(addr))
+		return;
+	/* glibc's __readers shows the release, unless the tracker counts readers. */
+	if (odebug_glibc_rwlock_tracked_mode(addr))
+		odebug_builtin_step(addr, &odebug_rwlock_descr, BOP_RDUNLOCK, 0);
 }
 
 /*
@@ -767,13 +824,12 @@ static void fork_child(void)
 	odebug_orphan_fork_child();
 }
 
-/* From setup(), once on: which families, the bound, the fork handler. */
+/* From setup(), once on: which families, the fork handler. */
 void odebug_builtin_init(void)
 {
 	int on = (odebug_opt.check_pthread ? ODEBUG_BUILTIN_PTHREAD : 0) |
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
 
-	builtin_limit = odebug_opt.pool_max / 2;
 	odebug_held_init();
 	if (!on)
 		return;

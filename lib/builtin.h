@@ -8,9 +8,10 @@
  * waited on is ACTIVE (the active state counts readers or waiters), free
  * INIT or INACTIVE, destroyed DESTROYED.  The common transitions take one
  * bucket lock (odebug_builtin_step); everything else, and every report,
- * goes through the public debug_object_* calls.  A mutex's hold is the
- * exception: glibc's words keep it, and the tracker is synced from them
- * where the table must know (builtin.c's header).
+ * goes through the public debug_object_* calls.  A mutex's hold and an
+ * rwlock's read holds are the exception: glibc's words keep them, and the
+ * tracker is synced from them where the table must know (builtin.c's
+ * header).
  */
 #ifndef ODEBUG_BUILTIN_H
 #define ODEBUG_BUILTIN_H
@@ -152,6 +153,43 @@ static inline bool odebug_mutex_cached(const void *addr)
 #endif
 }
 
+/*
+ * A read lock's and a reader's unlock's fast path: an rwlock whose readers
+ * glibc keeps (__readers), not in tracked mode, in this thread's cache
+ * (the same array: one tracker per address), so the tracker is INACTIVE or
+ * ACTIVE (a writer) with nothing busy.  Not process-shared (its readers
+ * are other processes' too).
+ */
+extern unsigned int odebug_rwlock_slot;	/* the rwlock descriptor's registry slot */
+
+static inline bool odebug_rwlock_cached(const void *addr)
+{
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)addr;
+	return false;
+#else
+	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
+
+	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_rwlock_slot)) &&
+	       !((const pthread_rwlock_t *)addr)->__data.__shared;
+#endif
+}
+
+/*
+ * A reader's unlock with nothing to check or write: glibc names no writer,
+ * counts readers (the caller's own read hold among them: not "unlock" of
+ * an rwlock nobody holds) and the rwlock is cached.
+ */
+static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+
+	return !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) &&
+	       (__atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED) >>
+		ODEBUG_GLIBC_RWLOCK_READER_SHIFT) &&
+	       odebug_rwlock_cached(addr);
+}
+
 /* What a step does to an object's tracker, under its bucket lock. */
 enum odebug_bop {
 	BOP_PEEK,	/* nothing: report the state */
@@ -165,7 +203,7 @@ enum odebug_bop {
 	BOP_ARRIVE,	/* barrier: arg waiters (0: the last arrived, all go) */
 	BOP_RESET,	/* -> INIT, no reader or waiter */
 	BOP_USE,	/* a mutex locked, its hold kept by glibc: INIT -> INACTIVE */
-	BOP_SYNC,	/* a mutex: ACTIVE if its words show it held, else not */
+	BOP_SYNC,	/* a mutex or rwlock: ACTIVE if its words show it held, else not */
 };
 /* Returned by a step on an address tracked with another descriptor. */
 #define ODEBUG_STATE_FOREIGN ODEBUG_STATE_MAX
@@ -225,6 +263,17 @@ unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int wa
 bool odebug_glibc_barrier_is_static(void *addr);
 unsigned int odebug_glibc_barrier_count(uintptr_t addr);
 bool odebug_glibc_sem_is_static(void *addr);
+bool odebug_glibc_mutex_kind_bad(const void *addr);
+bool odebug_glibc_cond_is_static(void *addr);
+bool odebug_glibc_rwlock_unheld(const void *addr);
+unsigned int odebug_glibc_rwlock_readers(const void *addr);
+bool odebug_glibc_rwlock_tracked_mode(const void *addr);
+
+/* builtin-misuse.c: memory used as an object of the type that holds none. */
+void odebug_b_absent(void *addr, const struct debug_obj_descr *d, const char *opname);
+void odebug_b_mutex_refused(void *addr, bool einval);
+bool odebug_b_mutex_unlock_bad(void *addr);
+bool odebug_b_rwlock_unlock_unheld(void *addr);
 int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
 bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);
 

@@ -39,4 +39,11 @@ static inline bool odebug_glibc_lock_is_tid(int kind)
 	       (kind & (ODEBUG_GLIBC_MUTEX_ROBUST | ODEBUG_GLIBC_MUTEX_PP)) == ODEBUG_GLIBC_MUTEX_ROBUST;
 }
 
+/*
+ * pthread_rwlock_t's __readers (nptl/pthread_rwlock_common.c): the phase
+ * and lock bits, then the count of readers that hold it or wait for it.
+ */
+#define ODEBUG_GLIBC_RWLOCK_WRLOCKED	2
+#define ODEBUG_GLIBC_RWLOCK_READER_SHIFT	3
+
 #endif /* ODEBUG_GLIBC_H */

@@ -18,7 +18,10 @@
  * statistics of a running thread are folded in when its net count moves
  * by 32, or every 65536 operations (count_op()).
  */
+#include <errno.h>
+#include <limits.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "internal.h"
 
@@ -52,11 +55,20 @@ static unsigned long allocated __attribute__((aligned(64)));
 static unsigned long freed;
 
 /*
- * Trackers outside the shared pool: in threads' caches or in use.  Updated
- * per tracker taken or given back, under the pool lock; zero means nothing
- * is tracked, which is all a free() needs to know to skip its check.
+ * Trackers that hold a tracked object: handed out and not given back, and
+ * not FREED (a debug_object_free()d tracker stays linked, untracked, until
+ * it is revived or reclaimed).  Trackers in threads' caches are not out.
+ * Changed by one atomic add per tracker handed out, given back, made FREED
+ * or revived, each before the tracker is linked or after it stops holding
+ * its object, so zero means nothing is tracked: all a free() needs to know
+ * to skip its check.  The built-in types' bound reads it too.
  */
 unsigned long odebug_trackers_out __attribute__((aligned(64)));
+
+static void out_add(long n)
+{
+	__atomic_add_fetch(&odebug_trackers_out, (unsigned long)n, __ATOMIC_RELAXED);
+}
 
 /* This thread's cache: 0 count and no key means "not caching yet". */
 struct cache {
@@ -101,8 +113,6 @@ static struct odebug_tracker *take(void)
 		t = &odebug_pool_base[bump];
 		odebug_store(&bump, bump + 1);
 	}
-	if (t)
-		odebug_store(&odebug_trackers_out, odebug_trackers_out + 1);
 	return t;
 }
 
@@ -112,7 +122,6 @@ static void give(struct odebug_tracker *t)
 	odebug_tracker_set_next(t, free_head);
 	free_head = (uint32_t)(t - odebug_pool_base);
 	odebug_store(&free_listed, free_listed + 1);
-	odebug_store(&odebug_trackers_out, odebug_trackers_out - 1);
 }
 
 /*
@@ -187,16 +196,65 @@ static void cache_flush(void *unused)
 }
 
 /*
- * Reserve pool_max trackers of address space; where the system refuses
- * (strict overcommit), as much as it allows, down to pool_size.
+ * The smaller of RLIMIT_AS and RLIMIT_DATA (a MAP_NORESERVE mapping counts
+ * against both), or ULONG_MAX when neither is set.  Read once, at start.
+ */
+static unsigned long address_limit(void)
+{
+	unsigned long lim = ULONG_MAX;
+	int saved = errno;
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_AS, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		lim = rl.rlim_cur;
+	if (!getrlimit(RLIMIT_DATA, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < lim)
+		lim = rl.rlim_cur;
+	errno = saved;
+	return lim;
+}
+
+/* The one line that says what the limit costs. */
+static void say_limit(unsigned long lim, unsigned long bytes, unsigned long trackers)
+{
+	struct odebug_buf b;
+
+	odebug_buf_init(&b, 2);
+	odebug_puts(&b, "ODEBUG: address space limited to ");
+	odebug_put_dec(&b, lim >> 20);
+	odebug_puts(&b, " MiB (RLIMIT_AS/RLIMIT_DATA): the tracker pool reserves ");
+	odebug_put_dec(&b, (bytes + (1ul << 20) - 1) >> 20);
+	odebug_puts(&b, " MiB of it, pool_max=");
+	odebug_put_dec(&b, trackers);
+	odebug_putc(&b, '\n');
+	odebug_flush(&b);
+}
+
+/*
+ * Reserve pool_max trackers of address space; under a limit on address
+ * space, at most a sixteenth of it (pool_max lowered to match, and one
+ * line says so), so the program keeps its headroom; where the system
+ * refuses (strict overcommit), as much as it allows, down to pool_size.
  */
 bool odebug_pool_init(void)
 {
-	unsigned long want = odebug_opt.pool_max + 1;
+	unsigned long want = odebug_opt.pool_max + 1, lim = address_limit();
+	unsigned long per = sizeof(*odebug_pool_base) +
+			    (odebug_opt.origins ? sizeof(*odebug_origins) : 0);
 
 	odebug_spin_init(&pool_lock);
 	if (want > UINT32_MAX)
 		want = UINT32_MAX;
+	if (lim != ULONG_MAX && want > lim / 16 / per) {
+		want = lim / 16 / per;
+		if (want < 2 * (odebug_opt.pool_size + FIRST))
+			want = 2 * (odebug_opt.pool_size + FIRST);
+		if (want < odebug_opt.pool_max + 1) {
+			odebug_opt.pool_max = want - 1;
+			say_limit(lim, want * per, want - 1);
+		} else {
+			want = odebug_opt.pool_max + 1;
+		}
+	}
 	for (; want > odebug_opt.pool_size; want /= 2) {
 		odebug_pool_base = odebug_reserve(want * sizeof(*odebug_pool_base));
 		if (odebug_pool_base) {
@@ -350,6 +408,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
 			return NULL;
 	}
 	count_op(&cache.allocs);
+	out_add(1);
 	/*
 	 * No memset: a lockless reader may still be looking at this tracker
 	 * (its word is RETIRED, or 0 when fresh); the caller sets the word.
@@ -366,6 +425,7 @@ struct odebug_tracker *odebug_pool_alloc(void)
  */
 void odebug_pool_count(bool alloc)
 {
+	out_add(alloc ? 1 : -1);
 	odebug_guard_enter();
 	count_op(alloc ? &cache.allocs : &cache.frees);
 	odebug_guard_exit();
@@ -379,6 +439,7 @@ static void put(struct odebug_tracker *t);
  */
 void odebug_pool_free(struct odebug_tracker *t)
 {
+	out_add(-1);
 	odebug_guard_enter();
 	count_op(&cache.frees);
 	put(t);

@@ -50,9 +50,10 @@
  *   activate came first and the free sees ACTIVE and reports, or the free
  *   came first and the activate's CAS fails and the locked path finds the
  *   object untracked;
- * - in a process with one thread (glibc's __libc_single_threaded) the CAS
- *   is a cmpxchg without the lock prefix (odebug_tracker_cas()): only a
- *   signal handler can interleave, and only between instructions;
+ * - the CAS is always the locked one, also where glibc's
+ *   __libc_single_threaded says one thread: a thread made by a raw
+ *   clone() is not counted there, and an unlocked cmpxchg loses updates
+ *   between two cores (tests/tracker-clone.c);
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index
  *   against the pool's reservation (never unmapped while on) and stops
@@ -63,16 +64,6 @@
  */
 #ifndef ODEBUG_TRACKER_H
 #define ODEBUG_TRACKER_H
-
-#if (defined(__x86_64__)) && defined(__has_include)
-#if __has_include(<sys/single_threaded.h>)
-#include <sys/single_threaded.h>
-#define ODEBUG_LOCAL_CAS 1
-#endif
-#endif
-#ifndef ODEBUG_LOCAL_CAS
-#define ODEBUG_LOCAL_CAS 0
-#endif
 
 /*
  * One tracker per tracked address: 16 bytes on LP64 (asserted below).
@@ -150,25 +141,6 @@ static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, ui
 	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
 	return true;
 #else
-#if ODEBUG_LOCAL_CAS
-	/*
-	 * No other thread (glibc's __libc_single_threaded, as libstdc++ reads
-	 * it for shared_ptr): the word can only change under us in a signal
-	 * handler, which runs between instructions, so one cmpxchg without
-	 * the lock prefix is atomic enough, and it neither locks the line
-	 * nor drains the store buffer.  The flag turns false before the
-	 * second thread starts and cannot while this thread is in here.
-	 */
-	if (__libc_single_threaded) {
-		bool ok;
-
-		__asm__ volatile("cmpxchgq %3, %1"
-				 : "+a"(old), "+m"(t->word), "=@ccz"(ok)
-				 : "r"(new)
-				 : "memory");
-		return ok;
-	}
-#endif
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 #endif

@@ -29,8 +29,8 @@ static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 	saved = errno;
 	if (r == EOWNERDEAD)
 		odebug_b_owner_died(m, D);
-	else if (r == EINVAL)
-		odebug_b_use(m, D, BOP_PEEK, 0, "lock");
+	else
+		odebug_b_mutex_refused(m, r == EINVAL);	/* memory that is no mutex, at every call */
 	errno = saved;
 }
 

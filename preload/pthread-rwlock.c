@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pthread-rwlock.c - the pthread_rwlock_* interposers.  Read-held counts
- * its readers in the active state; write-held is ACTIVE with none.
+ * pthread-rwlock.c - the pthread_rwlock_* interposers.  Write-held is
+ * ACTIVE with no count, by one compare-and-swap of the tracker; read holds
+ * are glibc's __readers (lib/builtin.c), counted in the active state only
+ * where the table decides (init, destroy, the free check) or in tracked
+ * mode.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,7 +16,8 @@
 #define PT ODEBUG_BUILTIN_PTHREAD
 #define D (&odebug_rwlock_descr)
 
-ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
+static __attribute__((noinline)) void locked_slow(pthread_rwlock_t *rw, int r,
+						  enum odebug_bop op)
 {
 	int saved = errno;
 
@@ -22,6 +26,14 @@ ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
 	else if (r == EINVAL)
 		odebug_b_use(rw, D, BOP_PEEK, 0, "lock");
 	errno = saved;
+}
+
+/* A read lock of a cached rwlock: glibc's __readers keeps the hold, nothing to write. */
+ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
+{
+	if (likely(op == BOP_RDLOCK && r == 0 && odebug_rwlock_cached(rw)))
+		return;
+	locked_slow(rw, r, op);
 }
 
 /*
@@ -112,8 +124,12 @@ INTERPOSE_230_234(int, pthread_rwlock_clockwrlock,
 
 ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
 {
-	int saved = errno;
+	int saved;
 
+	/* A reader's unlock of a cached rwlock: nothing to check or write. */
+	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
+		return next(rw);
+	saved = errno;
 	odebug_b_rwlock_unlock(rw);
 	errno = saved;
 	return next(rw);

@@ -29,8 +29,8 @@ ODEBUG_INLINE void mtx_locked(mtx_t *m, int r)
 	else if (r == thrd_success &&
 		 !((p->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && p->__data.__count > 1))
 		odebug_b_lock(m, MD, BOP_LOCK);
-	else if (r == thrd_error)	/* EINVAL underneath: destroyed, or no mutex */
-		odebug_b_use(m, MD, BOP_PEEK, 0, "lock");
+	else if (r != thrd_success)	/* thrd_error: EINVAL underneath (destroyed, or no mutex) */
+		odebug_b_mutex_refused(m, r == thrd_error);
 	errno = saved;
 }
 

@@ -19,7 +19,7 @@ i=0
 while [ "$i" -lt "$runs" ]; do
 	p=$(ns env ODEBUG= "$bench" "$@")
 	echo "plain $p $p" >>"$out"
-	if [ "$1" = pair ]; then
+	if [ "$1" = pair ] || [ "$1" = rdpair ]; then
 		echo "unset $(ns env ODEBUG= LD_PRELOAD="$lib" "$bench" "$@") $p" >>"$out"
 	fi
 	echo "odebug $(ns env ODEBUG=1 LD_PRELOAD="$lib" "$bench" "$@") $p" >>"$out"

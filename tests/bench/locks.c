@@ -10,6 +10,12 @@
  *                                 16 mutexes picked at random; LAYOUT
  *                                 "array" (one array) or "page" (one
  *                                 mutex per 4 KiB page): ns/pair per thread
+ *   bench-locks rdpair [N]        uncontended pthread_rwlock_rdlock+unlock of
+ *                                 one cache-hot rwlock, N pairs (default
+ *                                 20 M): ns/pair
+ *   bench-locks readers [N]       4 threads, each N rdlock+unlock pairs
+ *                                 (default 2 M) on one shared rwlock:
+ *                                 ns/pair per thread
  *   bench-locks fork quiet|started [N]
  *                                 N forks (default 200), each child exits at
  *                                 once: page faults per fork in the parent
@@ -52,6 +58,19 @@ static void *spread(void *arg)
 		pthread_mutex_lock(locks[k]);
 		counter[k * 8]++;
 		pthread_mutex_unlock(locks[k]);
+	}
+	return NULL;
+}
+
+static pthread_rwlock_t *shared_rw;
+
+static void *reader(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < per_thread; i++) {
+		pthread_rwlock_rdlock(shared_rw);
+		__asm__ volatile("" ::: "memory");
+		pthread_rwlock_unlock(shared_rw);
 	}
 	return NULL;
 }
@@ -128,6 +147,40 @@ int main(int argc, char **argv)
 		printf("pair %.2f ns\n", t * 1e9 / n);
 		return 0;
 	}
+	if (!strcmp(what, "rdpair")) {
+		long n = argc > 2 ? atol(argv[2]) : 20000000;
+		pthread_rwlock_t *rw = malloc(sizeof(*rw));
+
+		pthread_rwlock_init(rw, NULL);
+		for (long i = 0; i < n / 10; i++) {	/* warm up */
+			pthread_rwlock_rdlock(rw);
+			pthread_rwlock_unlock(rw);
+		}
+		t = now();
+		for (long i = 0; i < n; i++) {
+			pthread_rwlock_rdlock(rw);
+			__asm__ volatile("" ::: "memory");
+			pthread_rwlock_unlock(rw);
+		}
+		t = now() - t;
+		printf("rdpair %.2f ns\n", t * 1e9 / n);
+		return 0;
+	}
+	if (!strcmp(what, "readers")) {
+		pthread_t th[4];
+
+		per_thread = argc > 2 ? atol(argv[2]) : 2000000;
+		shared_rw = malloc(sizeof(*shared_rw));
+		pthread_rwlock_init(shared_rw, NULL);
+		t = now();
+		for (long i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, reader, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		t = now() - t;
+		printf("readers %.2f ns\n", t * 1e9 / per_thread);
+		return 0;
+	}
 	if (!strcmp(what, "spread") && argc > 2) {
 		bool page = !strcmp(argv[2], "page");
 		pthread_t th[4];
@@ -151,6 +204,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "fork") && argc > 2)
 		return forks(!strcmp(argv[2], "started"), argc > 3 ? atol(argv[3]) : 200);
-	fprintf(stderr, "usage: bench-locks pair [N] | spread array|page [N] | fork quiet|started [N]\n");
+	fprintf(stderr, "usage: bench-locks pair [N] | rdpair [N] | readers [N] | "
+		"spread array|page [N] | fork quiet|started [N]\n");
 	return 2;
 }

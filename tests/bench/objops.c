@@ -33,9 +33,8 @@
  *	libodebug interposes glibc's), the two loops
  *	alternated over 11 rounds.  Prints the median ns per call, per pair
  *	and their ratio (with the rounds' lowest and highest ratios).  With
- *	--threads 2, a second thread sleeps throughout: a process with one
- *	thread gets libodebug's compare-and-swap without the lock prefix,
- *	this measures the locked one.
+ *	--threads 2, a second thread sleeps throughout (glibc's one-thread
+ *	flag off; libodebug's compare-and-swap is the locked one either way).
  *
  * Objects are never touched by the benchmark, and libodebug does not read
  * them: their pages stay unpopulated (MAP_NORESERVE), so a million sparse

@@ -121,6 +121,36 @@ static void reinit_after_destroy_and_free_unlocked_are_silent(void **state)
 	});
 }
 
+/*
+ * A read hold is glibc's (__readers): the tracker is not written by the
+ * read lock (INACTIVE between checks), and the checks read the readers
+ * glibc counts.  On the reader's own stack the tracker counts them.
+ */
+static void read_holds_live_in_glibcs_words(void **state)
+{
+	pthread_rwlock_t *rw = calloc(1, sizeof(*rw)), on_stack;
+
+	(void)state;
+	pthread_rwlock_init(rw, NULL);
+	pthread_rwlock_wrlock(rw);	/* INIT -> ACTIVE -> INACTIVE */
+	pthread_rwlock_unlock(rw);
+	pthread_rwlock_rdlock(rw);
+	pthread_rwlock_rdlock(rw);
+	assert_int_equal(debug_object_get_state(rw), ODEBUG_STATE_INACTIVE);
+	pthread_rwlock_unlock(rw);
+	EXPECT_REPORT(debug_check_no_obj_freed(rw, sizeof(*rw)),
+		      "ODEBUG: free active (active state 1)", "pthread_rwlock");
+	pthread_rwlock_unlock(rw);
+	free(rw);
+
+	pthread_rwlock_init(&on_stack, NULL);
+	pthread_rwlock_rdlock(&on_stack);
+	assert_int_equal(debug_object_get_state(&on_stack), ODEBUG_STATE_ACTIVE);
+	pthread_rwlock_unlock(&on_stack);
+	assert_int_equal(debug_object_get_state(&on_stack), ODEBUG_STATE_INACTIVE);
+	pthread_rwlock_destroy(&on_stack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -131,6 +161,7 @@ int main(void)
 		cmocka_unit_test(lock_of_memory_that_holds_no_rwlock_is_reported),
 		cmocka_unit_test(many_concurrent_readers_and_trylock_failures_are_silent),
 		cmocka_unit_test(reinit_after_destroy_and_free_unlocked_are_silent),
+		cmocka_unit_test(read_holds_live_in_glibcs_words),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
