@@ -100,6 +100,10 @@ void odebug_held_thread_end(void);
 void odebug_held_key_create(unsigned int key, void (*destructor)(void *));
 void odebug_held_key_delete(unsigned int key);
 bool odebug_held_dlclose(void *handle);
+/* The program's references per handle (held-opens.c): dlopen.c adds, dlclose.c takes. */
+void odebug_opens_add(void *handle, bool nodelete);
+bool odebug_opens_last(void *handle);
+void odebug_opens_closed(void *handle);
 bool odebug_held_module_describe(char *buf, size_t cap);
 /* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)? */
 uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id);
