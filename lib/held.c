@@ -287,7 +287,17 @@ void odebug_held_track(void *t, const struct debug_obj_descr *d,
 		return;
 	/* As builtin.c's track_static: made once, even by two threads at once. */
 	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)t, &base))
+	if (odebug_on_stack((uintptr_t)t, &base) && d == &odebug_tstack_descr) {
+		/*
+		 * A thread's own stack block (held-tstack.c): on its stack,
+		 * but in no frame, so no returned frame takes it: the lowest
+		 * on-stack object stays what it was.
+		 */
+		uintptr_t low = odebug_onstack_low;
+
+		debug_object_init_on_stack(t, d);
+		odebug_onstack_low = low;
+	} else if (odebug_on_stack((uintptr_t)t, &base))
 		debug_object_init_on_stack(t, d);
 	else
 		debug_object_assert_init(t, d);
