@@ -153,6 +153,28 @@ static void settle(uintptr_t addr, int family)
 		odebug_held_settle(addr, family, holds, apply);
 }
 
+/* held-ext.h: after the tracker went without the records (a thread's exit check). */
+void odebug_xhold_settle(int family, uintptr_t addr)
+{
+	if (odebug_load(&X))
+		settle(addr, family);
+}
+
+/* A free record, counted for @family (its caller fills it in); NULL when full.  Locked. */
+static struct odebug_xhold *fresh(int family)
+{
+	uint32_t i;
+
+	if (X->used >= XHOLDS_MAX)
+		return NULL;
+	for (i = 0; i < X->used && X->h[i].addr; i++)
+		;
+	if (i == X->used)
+		X->used++;
+	__atomic_fetch_add(&odebug_xhold_count[family], 1, __ATOMIC_RELAXED);
+	return &X->h[i];
+}
+
 /* (@family, @key, @tid) holds [@addr, @addr + @len) now, in place of what it held. */
 void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t len,
 		      uintptr_t fn)
@@ -167,16 +189,8 @@ void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t
 	h = find(family, key, tid);
 	if (h && h->addr != addr)
 		old = h->addr;
-	if (!h && X->used < XHOLDS_MAX) {
-		uint32_t i;
-
-		for (i = 0; i < X->used && X->h[i].addr; i++)
-			;
-		h = &X->h[i];
-		if (i == X->used)
-			X->used++;
-		__atomic_fetch_add(&odebug_xhold_count[family], 1, __ATOMIC_RELAXED);
-	}
+	if (!h)
+		h = fresh(family);
 	if (h)
 		*h = (struct odebug_xhold){ .addr = addr, .len = len, .key = key, .fn = fn,
 					    .tid = tid, .family = (uint8_t)family,
@@ -188,6 +202,56 @@ void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t
 	settle(old, family);
 	if (h)
 		settle(addr, family);
+}
+
+/* held-ext.h: @r's record made by the first of its two parties, completed by the other. */
+void odebug_xhold_meet(const struct odebug_xhold *r, uint8_t side)
+{
+	struct odebug_xhold *h = NULL;
+	bool added = false;
+	uint32_t i;
+
+	if (!mapped())
+		return;
+	xlock();
+	for (i = 0; i < X->used && !h; i++)
+		if (X->h[i].addr && X->h[i].family == r->family && X->h[i].key == r->key &&
+		    !(X->h[i].flags & side) && X->h[i].gen == odebug_load(&gen))
+			h = &X->h[i];
+	if (h) {
+		h->flags |= side | r->flags;
+		if (r->tid)
+			h->tid = r->tid;
+	} else if ((h = fresh(r->family))) {
+		*h = *r;
+		h->flags |= side;
+		h->gen = odebug_load(&gen);
+		added = true;
+	}
+	xunlock();
+	if (added)
+		settle(r->addr, r->family);
+}
+
+/* held-ext.h: flags set on the records of (@family, @key). */
+unsigned int odebug_xhold_mark(int family, uintptr_t key, uint8_t unless, uint8_t set)
+{
+	unsigned int n = 0;
+	uint32_t i;
+
+	if (!odebug_load(&X))
+		return 0;
+	xlock();
+	for (i = 0; i < X->used; i++) {
+		struct odebug_xhold *h = &X->h[i];
+
+		if (h->addr && h->family == family && h->key == key && !(h->flags & unless)) {
+			h->flags |= set;
+			n++;
+		}
+	}
+	xunlock();
+	return n;
 }
 
 /* (@family, @key, @tid) holds nothing now. */
@@ -251,7 +315,7 @@ static unsigned int confirmed(int family, uintptr_t addr, struct odebug_xhold *c
 	for (i = 0; i < n; i++) {
 		if (odebug_xhold_current(&c[i]) && ops->live(&c[i]))
 			c[live++] = c[i];
-		else
+		else if (!odebug_xhold_current(&c[i]) || !ops->keep || !ops->keep(&c[i]))
 			end_copy(&c[i]);
 	}
 	return live;

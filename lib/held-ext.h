@@ -36,6 +36,11 @@ enum {
 	ODEBUG_HELD_ALL,
 };
 
+/* A thread stack record's flags: who made it (held-tstack.c), and whether it is detached. */
+#define ODEBUG_TSTACK_CREATOR	1u	/* pthread_create returned in its creator */
+#define ODEBUG_TSTACK_THREAD	2u	/* the thread began */
+#define ODEBUG_TSTACK_DETACHED	4u
+
 /* A record: who holds [addr, addr + len). */
 struct odebug_xhold {
 	uintptr_t addr;		/* 0: a free record */
@@ -44,6 +49,7 @@ struct odebug_xhold {
 	uintptr_t fn;		/* threads: the start routine; keys: the destructor */
 	int tid;		/* the thread (stacks, threads) */
 	uint8_t family;
+	uint8_t flags;		/* the family's own (thread stacks: ODEBUG_TSTACK_*) */
 	uint16_t gen;		/* fork generation: a child's inherited records are not its own */
 };
 
@@ -56,6 +62,8 @@ struct odebug_held_ext_ops {
 	void (*describe)(const struct odebug_xhold *h, struct odebug_buf *b);
 	/* The fixup for one live record: true when it no longer holds. */
 	bool (*fixup)(const struct odebug_xhold *h);
+	/* Not live, yet the record stays (NULL: never); no lock held. */
+	bool (*keep)(const struct odebug_xhold *h);
 };
 
 extern const struct odebug_held_ext_ops odebug_held_stdio_ops, odebug_held_sigstack_ops,
@@ -67,6 +75,16 @@ extern const struct debug_obj_descr odebug_stdio_descr, odebug_sigstack_descr,
 void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t len,
 		      uintptr_t fn);
 void odebug_xhold_end(int family, uintptr_t key, int tid);
+/*
+ * Two parties make one record: the first of @r's (family, key) that
+ * lacks @side in its flags gets @side, @r's other flags and (if nonzero)
+ * @r's tid; with none, @r is added with @side.
+ */
+void odebug_xhold_meet(const struct odebug_xhold *r, uint8_t side);
+/* Every record of (@family, @key) without @unless gets @set; how many did. */
+unsigned int odebug_xhold_mark(int family, uintptr_t key, uint8_t unless, uint8_t set);
+/* The tracker of (@family, @addr) made to agree with the records again. */
+void odebug_xhold_settle(int family, uintptr_t addr);
 /* Copies of the records of @family (all when @addr is 0, else holding @addr); at most @max. */
 unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *out,
 			       unsigned int max, unsigned int skip);
@@ -93,13 +111,23 @@ extern int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
 void odebug_held_sigstack_set(const stack_t *ss);
 
 /* Threads (preload/pthread-create.c): begun in the new thread, ended when its routine returns. */
-void odebug_held_thread_begin(uintptr_t routine, void *stack, size_t size);
+void odebug_held_thread_begin(uintptr_t routine, void *stack, size_t size, bool detached);
 void odebug_held_thread_end(void);
+/* Thread stacks: the thread @t made (its creator), joined or detached (preload/pthread-join.c). */
+void odebug_held_tstack_created(uintptr_t t, void *stack, size_t size, bool detached);
+void odebug_held_tstack_joined(uintptr_t t);
+void odebug_held_tstack_detached(uintptr_t t);
+/* lib/stack.c: this thread's exit check of its own stack is done. */
+void odebug_held_tstack_exit_checked(void);
 
 /* Keys (preload/pthread-key.c) and the check at dlclose (preload/dlclose.c). */
 void odebug_held_key_create(unsigned int key, void (*destructor)(void *));
 void odebug_held_key_delete(unsigned int key);
 bool odebug_held_dlclose(void *handle);
+/* The program's references per handle (held-opens.c): dlopen.c adds, dlclose.c takes. */
+void odebug_opens_add(void *handle, bool nodelete);
+bool odebug_opens_last(void *handle);
+void odebug_opens_closed(void *handle);
 bool odebug_held_module_describe(char *buf, size_t cap);
 /* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)? */
 uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id);

@@ -17,13 +17,13 @@
  * of the family (aio_error, a look at the completion ring).
  *
  * A fork() child inherits the mapping but none of the requests: records
- * made by another process count as complete, and the child's first hold
- * empties the table.
+ * made before the fork count as complete (a fork generation, bumped in
+ * the child by an atfork handler: no system call per submission), and
+ * the child's first hold empties the table.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "builtin.h"
 #include "held-io.h"
@@ -44,16 +44,18 @@ struct rec {
 struct recs {
 	uint32_t khead[1u << HASH_BITS], ahead[1u << HASH_BITS];
 	uint32_t free_list, used;
-	int pid;		/* the process the records are of */
+	uint16_t gen;		/* the fork generation the records are of */
 	struct rec h[RECS_MAX];
 };
 
 static struct recs *R;
 static odebug_spinlock_t lock;
+static uint16_t gen;	/* this process's: one more in each fork() child */
 
-static int own_pid(void)
+/* In a fork() child (registered once the records exist): none of them is its own. */
+static void fork_child(void)
 {
-	return (int)syscall(SYS_getpid);
+	odebug_store(&gen, (uint16_t)(odebug_load(&gen) + 1));
 }
 
 /* The mapping, at the first hold; false when it cannot be made. */
@@ -71,9 +73,11 @@ static bool mapped(void)
 		odebug_store(&failed, 1);
 		return false;
 	}
-	m->pid = own_pid();
-	if (!__atomic_compare_exchange_n(&R, &(struct recs *){ NULL }, m, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	m->gen = odebug_load(&gen);
+	if (__atomic_compare_exchange_n(&R, &(struct recs *){ NULL }, m, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		pthread_atfork(NULL, NULL, fork_child);
+	else
 		odebug_unmap(m, sizeof(*m));
 	return true;
 }
@@ -133,13 +137,13 @@ static uintptr_t drop(struct rec *h)
 }
 
 /* A child's first hold: the parent's records are no requests of its own.  Locked. */
-static void forget_all(int pid)
+static void forget_all(uint16_t now)
 {
 	memset(R->khead, 0, sizeof(R->khead));
 	memset(R->ahead, 0, sizeof(R->ahead));
 	R->free_list = 0;
 	R->used = 0;
-	R->pid = pid;
+	R->gen = now;
 }
 
 static struct rec *add(const struct odebug_held_io_req *r, uintptr_t addr, uint8_t role)
@@ -222,14 +226,14 @@ void odebug_held_io_take(const struct odebug_held_io_req *r, const uintptr_t *ad
 	uintptr_t old[BATCH], now[8];
 	unsigned int nold = 0, nnow = 0, i;
 	uint32_t j;
-	int pid;
+	uint16_t g;
 
 	if (!mapped())
 		return;
-	pid = own_pid();
+	g = odebug_load(&gen);
 	rec_lock();
-	if (R->pid != pid)
-		forget_all(pid);
+	if (R->gen != g)
+		forget_all(g);
 	for (j = *khead(r); j && nold < BATCH; ) {
 		struct rec *h = &R->h[j - 1];
 
@@ -287,10 +291,10 @@ static unsigned int snapshot(uintptr_t word, struct rec *out)
 	return n;
 }
 
-/* Is @c's request still in flight?  Another process's never is.  No lock held. */
+/* Is @c's request still in flight?  Another process's (a fork parent's) never is.  No lock held. */
 static bool live(const struct rec *c)
 {
-	if (odebug_load(&R)->pid != own_pid())
+	if (odebug_load(&R)->gen != odebug_load(&gen))
 		return false;
 	if (c->r.family == ODEBUG_HELD_IO_AIO)
 		return odebug_held_aio_live(&c->r);

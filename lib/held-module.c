@@ -17,10 +17,15 @@
  * keys before the dlclose).  Signal dispositions are read with
  * sigaction(sig, NULL, &old) for every signal; timers come from
  * lib/held.c's records; running threads from held-tstack.c's, each
- * confirmed alive by the kernel.  Only at the dlclose of a module that
- * no other loaded object names in DT_NEEDED; a module dlopen()ed more
- * than once is taken as unloading at each dlclose (nothing public says
- * how many references remain).
+ * confirmed alive by the kernel.
+ *
+ * Only at the dlclose() that unloads the module: the program's last
+ * reference to the handle (counted by the dlopen() and dlclose()
+ * interposers, lib/held-opens.c), no RTLD_NODELETE open and no
+ * DF_1_NODELETE flag, and no other loaded object naming it in
+ * DT_NEEDED.  Not seen: a module kept by a symbol another module bound
+ * to it, or by a STB_GNU_UNIQUE symbol (glibc keeps those loaded); a
+ * report is then possible at a dlclose() that leaves the module loaded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -132,15 +137,19 @@ static int needs_module(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+/* The module's DT_SONAME (else its file name), and whether it is DF_1_NODELETE. */
 static int soname_of(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct module *m = data;
-	const ElfW(Dyn) *dyn;
+	const ElfW(Dyn) *dyn, *d;
 	int pos = 0;
 
 	(void)size;
 	if (info->dlpi_addr != m->base || !(dyn = dynamic(info)))
 		return 0;
+	for (d = dyn; d->d_tag != DT_NULL; d++)
+		if (d->d_tag == DT_FLAGS_1 && (d->d_un.d_val & DF_1_NODELETE))
+			m->needed = true;	/* never unloaded */
 	m->soname = dyn_string(info, dyn, DT_SONAME, &pos);
 	if (!m->soname) {	/* no DT_SONAME: DT_NEEDED names the file */
 		const char *slash = strrchr(m->name, '/');
@@ -331,6 +340,8 @@ bool odebug_held_dlclose(void *handle)
 
 	if (!odebug_load(&odebug_held_on) || odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
 		return false;
+	if (!odebug_opens_last(handle))
+		return false;	/* the program holds it more than once: it stays */
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) || !lm || !lm->l_name || !lm->l_name[0])
 		return false;
 	m.base = lm->l_addr;
@@ -339,7 +350,8 @@ bool odebug_held_dlclose(void *handle)
 	if (!m.found || !m.nranges)
 		return false;
 	dl_iterate_phdr(soname_of, &m);
-	dl_iterate_phdr(needs_module, &m);
+	if (!m.needed)
+		dl_iterate_phdr(needs_module, &m);
 	if (m.needed)
 		return false;
 	found = check_keys(&m) + check_signals(&m) + check_timers(&m) + check_threads(&m);

@@ -82,7 +82,7 @@ const struct debug_obj_descr odebug_sigstack_descr = {
 };
 
 const struct odebug_held_ext_ops odebug_held_sigstack_ops = {
-	&odebug_sigstack_descr, live, describe, fixup,
+	&odebug_sigstack_descr, live, describe, fixup, NULL,
 };
 
 /* After a successful sigaltstack(@ss, ...) with @ss not NULL, on this thread. */

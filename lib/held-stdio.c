@@ -79,7 +79,7 @@ const struct debug_obj_descr odebug_stdio_descr = {
 };
 
 const struct odebug_held_ext_ops odebug_held_stdio_ops = {
-	&odebug_stdio_descr, live, describe, fixup,
+	&odebug_stdio_descr, live, describe, fixup, NULL,
 };
 
 /*

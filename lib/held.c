@@ -71,6 +71,7 @@ struct holds {
 static struct holds *H;
 static odebug_spinlock_t lock;
 static uint16_t gen;
+static unsigned long version;	/* one more at each change of a record (locked) */
 
 /*
  * The records' mapping, on the first hold (a process that holds nothing
@@ -198,6 +199,12 @@ static void unchain(uint32_t *head, uint32_t idx, bool by_key)
 		*p = by_key ? H->h[idx - 1].knext : H->h[idx - 1].anext;
 }
 
+/* A record changes: settle_from() of another thread then checks again.  Locked. */
+static void changed(void)
+{
+	__atomic_fetch_add(&version, 1, __ATOMIC_SEQ_CST);
+}
+
 /* A new record, chained; NULL when all HOLDS_MAX are in use.  Locked. */
 static struct hold *add(int family, uint64_t key, int owner, uintptr_t addr)
 {
@@ -216,6 +223,7 @@ static struct hold *add(int family, uint64_t key, int owner, uintptr_t addr)
 				       "timers are not checked from now on", (char *)NULL);
 		return NULL;
 	}
+	changed();
 	h = &H->h[idx - 1];
 	*h = (struct hold){ .addr = addr, .key = key, .owner = owner,
 			    .family = (uint8_t)family, .gen = gen };
@@ -228,6 +236,7 @@ static struct hold *add(int family, uint64_t key, int owner, uintptr_t addr)
 
 static void disarm(struct hold *h)
 {
+	changed();
 	if ((h->flags & (HOLD_ARMED | HOLD_ONESHOT)) == (HOLD_ARMED | HOLD_ONESHOT))
 		__atomic_fetch_sub(&odebug_held_oneshots, 1, __ATOMIC_RELAXED);
 	h->flags &= (uint8_t)~HOLD_ARMED;
@@ -235,6 +244,7 @@ static void disarm(struct hold *h)
 
 static void arm(struct hold *h)
 {
+	changed();
 	if ((h->flags & (HOLD_ARMED | HOLD_ONESHOT)) == HOLD_ONESHOT)
 		__atomic_fetch_add(&odebug_held_oneshots, 1, __ATOMIC_RELAXED);
 	h->flags |= HOLD_ARMED;
@@ -287,7 +297,17 @@ void odebug_held_track(void *t, const struct debug_obj_descr *d,
 		return;
 	/* As builtin.c's track_static: made once, even by two threads at once. */
 	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)t, &base))
+	if (odebug_on_stack((uintptr_t)t, &base) && d == &odebug_tstack_descr) {
+		/*
+		 * A thread's own stack block (held-tstack.c): on its stack,
+		 * but in no frame, so no returned frame takes it: the lowest
+		 * on-stack object stays what it was.
+		 */
+		uintptr_t low = odebug_onstack_low;
+
+		debug_object_init_on_stack(t, d);
+		odebug_onstack_low = low;
+	} else if (odebug_on_stack((uintptr_t)t, &base))
 		debug_object_init_on_stack(t, d);
 	else
 		debug_object_assert_init(t, d);
@@ -336,6 +356,22 @@ static void settle(uintptr_t addr, int family)
 	odebug_held_settle(addr, family, holds, apply);
 }
 
+/*
+ * settle() when the caller decided @want under the lock, at @v0: the
+ * tracker is set, and when no record changed since, that was the last
+ * word (any later change is followed by its own settle); else settle()
+ * asks again.  The common case takes no lock.
+ */
+static void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
+{
+	apply(addr, family, want);
+#ifndef __x86_64__	/* x86: the tracker's step was a locked instruction, a full barrier */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	if (__atomic_load_n(&version, __ATOMIC_SEQ_CST) != v0)
+		settle(addr, family);
+}
+
 /* --- epoll ----------------------------------------------------------- */
 
 /*
@@ -348,7 +384,8 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 {
 	uintptr_t old = 0, addr = 0;
 	struct hold *h;
-	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data);
+	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data), old_held = false;
+	unsigned long v0;
 
 	if (!take && !odebug_held_fd_marked(fd))
 		return;		/* nothing held before, nothing now */
@@ -371,11 +408,14 @@ void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t d
 			mark_set(epfd);
 		}
 	}
+	if (old)	/* another registration may hold it too */
+		old_held = count_armed(ODEBUG_HELD_EPOLL, old) > 0;
+	v0 = __atomic_load_n(&version, __ATOMIC_RELAXED);
 	hold_unlock();
 	if (old)
-		settle(old, ODEBUG_HELD_EPOLL);
+		settle_from(old, ODEBUG_HELD_EPOLL, old_held, v0);
 	if (addr)
-		settle(addr, ODEBUG_HELD_EPOLL);
+		settle_from(addr, ODEBUG_HELD_EPOLL, true, v0);
 }
 
 /*
@@ -482,6 +522,8 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 {
 	struct hold *h;
 	uintptr_t addr = 0;
+	bool want = false;
+	unsigned long v0;
 
 	if (!odebug_load(&H))
 		return;
@@ -493,10 +535,12 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 		else
 			disarm(h);
 		addr = h->addr;
+		want = count_armed(ODEBUG_HELD_TIMER, addr) > 0;
 	}
+	v0 = __atomic_load_n(&version, __ATOMIC_RELAXED);
 	hold_unlock();
 	if (addr)
-		settle(addr, ODEBUG_HELD_TIMER);
+		settle_from(addr, ODEBUG_HELD_TIMER, want, v0);
 }
 
 void odebug_held_timer_delete(uint64_t id, int ver)

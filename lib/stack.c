@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include "held-ext.h"
 #include "internal.h"
 
 
@@ -44,8 +45,10 @@ static size_t static_tls_align;
 static void check_stack_at_exit(void *arg)
 {
 	(void)arg;
-	if (stack_hi > stack_lo && odebug_on() && odebug_opt.check_free)
+	if (stack_hi > stack_lo && odebug_on() && odebug_opt.check_free) {
 		odebug_check_range_dead(stack_lo, stack_hi);
+		odebug_held_tstack_exit_checked();	/* its joiner still needs it */
+	}
 }
 
 void odebug_stack_init(void)

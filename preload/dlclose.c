@@ -8,7 +8,8 @@
  * the link map, those still active are reported from the copy and every
  * tracker in the segments is dropped.  A dlclose() that only drops a
  * reference, and a module whose destructors deactivated their objects,
- * give no report.  No libodebug lock is held across any loader call.
+ * give no report.  Each successful call takes one of the handle's
+ * references counted by preload/dlopen.c.  No libodebug lock is held across any loader call.
  *
  * Two versions, as glibc's: dlclose@@GLIBC_2.34, and the baseline node
  * (dlclose@GLIBC_2.2.5 on x86-64) that programs linked before glibc 2.34
@@ -82,16 +83,28 @@ static int checked_dlclose(int (*next)(void *), void *handle)
 	return ret;
 }
 
+/*
+ * Decided on: the handle's count (lib/held-opens.c) drops with each
+ * successful call; started, the module's held code and its memory are
+ * checked first.
+ */
 static int check_dlclose(int (*next)(void *), void *handle)
 {
+	bool started;
 	int ret;
 
-	if (likely(odebug_load(&odebug_mode) != ODEBUG_MODE_ON) || odebug_guard)
+	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON) || odebug_guard)
 		return next(handle);
-	if (*(void *volatile *)&handle && odebug_held_dlclose(handle))
+	if (!*(void *volatile *)&handle)	/* declared nonnull, but callers err */
+		return next(handle);
+	started = odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
+	if (started && odebug_held_dlclose(handle))
 		return 0;	/* code of it still held (lib/held-module.c): it stays */
-	ret = checked_dlclose(next, handle);
-	if (!ret)	/* the module may be gone, its addresses free for another's */
+	ret = started ? checked_dlclose(next, handle) : next(handle);
+	if (ret)
+		return ret;
+	odebug_opens_closed(handle);
+	if (started)	/* the module may be gone, its addresses free for another's */
 		odebug_descr_forget();
 	return ret;
 }

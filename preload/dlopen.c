@@ -5,6 +5,9 @@
  * libraries now in the process get their modules, and every object newly
  * loaded has its calls to wrapped functions redirected.
  *
+ * Each handle returned is counted (lib/held-opens.c), so that dlclose.c
+ * knows which dlclose() drops the program's last reference.
+ *
  * The scan runs after the real dlopen() returned: no libodebug lock is
  * held, and a dlopen() nested in a constructor holds only the loader's
  * lock, which the scan's own dlopen() takes recursively.  With ODEBUG
@@ -18,6 +21,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 
+#include "held-ext.h"
 #include "internal.h"
 #include "next.h"
 
@@ -39,13 +43,16 @@ static void *lazy_base(const char *file, int mode)
 	return next_base ? next_base(file, mode) : NULL;
 }
 
+/* Decided on: the handle counted (lib/held-opens.c), the annotation modules scanned. */
 static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, int mode)
 {
 	void *handle = next(file, mode);
 	int saved = errno;
 
-	if (handle && !odebug_guard)
+	if (handle && !odebug_guard) {
+		odebug_opens_add(handle, mode & RTLD_NODELETE);
 		odebug_modules_scan();
+	}
 	errno = saved;
 	return handle;
 }

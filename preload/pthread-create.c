@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <threads.h>
@@ -48,6 +49,7 @@ struct start {
 	void *arg;
 	void *stack;		/* the attribute's stack (lib/held-tstack.c), or NULL */
 	size_t stack_size;
+	bool detached;		/* created detached */
 };
 
 static void *prepared_start(void *p)
@@ -58,7 +60,8 @@ static void *prepared_start(void *p)
 	free(p);
 	odebug_thread_begin(false);
 	if (odebug_load(&odebug_held_on))
-		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size);
+		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size,
+					 s.detached);
 	ret = s.routine(s.arg);
 	if (odebug_load(&odebug_held_on))
 		odebug_held_thread_end();
@@ -93,19 +96,30 @@ static int create(create_fn *next, pthread_t *thread, const pthread_attr_t *attr
 		  void *(*routine)(void *), void *arg)
 {
 	struct start *s = start_block();
-	int r;
+	void *stack = NULL;
+	size_t size = 0;
+	int r, state = PTHREAD_CREATE_JOINABLE;
 
 	if (!s)
 		return next(thread, attr, routine, arg);
-	s->routine = routine;
-	s->arg = arg;
-	s->stack = NULL;
-	s->stack_size = 0;
-	if (attr && odebug_load(&odebug_held_on))
-		pthread_attr_getstack(attr, &s->stack, &s->stack_size);
+	if (attr && odebug_load(&odebug_held_on)) {
+		pthread_attr_getstack(attr, &stack, &size);
+		pthread_attr_getdetachstate(attr, &state);
+	}
+	*s = (struct start){ .routine = routine, .arg = arg, .stack = stack,
+			     .stack_size = size, .detached = state == PTHREAD_CREATE_DETACHED };
 	r = next(thread, attr, prepared_start, s);
-	if (r)
+	if (r) {
 		free(s);
+		return r;
+	}
+	if (stack) {	/* the new thread may be gone with s already */
+		int saved = errno;
+
+		odebug_held_tstack_created((uintptr_t)*thread, stack, size,
+					   state == PTHREAD_CREATE_DETACHED);
+		errno = saved;
+	}
 	return r;
 }
 

@@ -60,6 +60,13 @@ static __attribute__((noinline)) int module_close_held(void *h)
 		       assert_int_equal(module_close_held(h), 0),		\
 		       "object type: module_code", __VA_ARGS__)
 
+/* The reference a fixup kept, dropped once its holder is gone: the module unloads. */
+static void unpin(void *h)
+{
+	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
+	assert_false(loaded());
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -80,7 +87,9 @@ static void key_destructor_is_reported(void **state)
 	/* Released later: the module can go then. */
 	h = load();
 	((int (*)(void))sym(h, "mod_key_delete"))();
-	dlclose(h);	/* the reference the fixup kept stays: the module stays loaded */
+	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
+	assert_true(loaded());	/* the reference the fixup kept is still held */
+	unpin(h);
 }
 
 /* A handler still installed: reported; the signal still finds the handler. */
@@ -95,6 +104,7 @@ static void signal_handler_is_reported(void **state)
 	raise(SIGUSR1);
 	assert_int_equal(handled(), 1);
 	signal(SIGUSR1, SIG_DFL);
+	unpin(h);
 }
 
 static void timer_function_is_reported(void **state)
@@ -107,6 +117,7 @@ static void timer_function_is_reported(void **state)
 	EXPECT_DLCLOSE_HELD(h, "holder: timer", "armed, its SIGEV_THREAD function in",
 			    "hint: mod_on_timer");
 	timer_delete(t);
+	unpin(h);
 }
 
 static void running_thread_is_reported(void **state)
@@ -120,6 +131,41 @@ static void running_thread_is_reported(void **state)
 	EXPECT_DLCLOSE_HELD(h, "holder: thread", "running its start routine in",
 			    "hint: mod_routine");
 	stop(t);
+	unpin(h);
+}
+
+/*
+ * A module opened twice: the first dlclose() only drops a reference (the
+ * module stays, its destructor with it): silent; the second unloads it
+ * and is reported.
+ */
+static void opened_twice_reports_at_last_close(void **state)
+{
+	void *h = load(), *again = load();
+
+	(void)state;
+	assert_ptr_equal(h, again);
+	assert_int_equal(((int (*)(int))sym(h, "mod_key"))(1), 0);
+	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
+	assert_true(loaded());
+	EXPECT_DLCLOSE_HELD(again, "holder: key destructor", "(a value set in this thread) in",
+			    "hint: mod_destructor");
+	assert_true(loaded());
+	((int (*)(void))sym(again, "mod_key_delete"))();
+	unpin(again);
+}
+
+/* Opened RTLD_NODELETE: no dlclose() unloads it, so none is checked. */
+static void nodelete_is_silent(void **state)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_NODELETE);
+
+	(void)state;
+	assert_non_null(h);
+	assert_int_equal(((int (*)(int))sym(h, "mod_key"))(1), 0);
+	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
+	assert_true(loaded());
+	((int (*)(void))sym(h, "mod_key_delete"))();
 }
 
 /* --- must not be reported ------------------------------------------- */
@@ -198,6 +244,8 @@ int main(void)
 		cmocka_unit_test(signal_handler_is_reported),
 		cmocka_unit_test(timer_function_is_reported),
 		cmocka_unit_test(running_thread_is_reported),
+		cmocka_unit_test(opened_twice_reports_at_last_close),
+		cmocka_unit_test(nodelete_is_silent),	/* last: the module stays */
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
