@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The libuv module (modules/libuv/uv-odebug.c), preloaded before libuv:
+ * The libuv module (modules/libuv/uv-odebug.c), loaded by libodebug:
  * a handle freed before its close callback, a request freed before its
  * callback and a loop freed without a successful uv_loop_close() are each
  * reported at the free, naming the culprit, the type and whether the
- * handle was open or closing; every order libuv's documentation gives is
+ * handle was active (started), open but not started, or closing; every order libuv's documentation gives is
  * silent.  There is no fixup: a test that frees memory libuv still links
  * never runs that loop again (its loop is leaked).
  */
@@ -44,8 +44,24 @@ static NOINLINE void timer_drop(uv_timer_t *t) { free(t); }
 static NOINLINE void req_drop(void *req) { free(req); }
 static NOINLINE void loop_drop(uv_loop_t *loop) { free(loop); }
 
-/* A started timer freed: "uv_timer", its callback as the hint. */
+/* A started timer freed: "uv_timer", its callback as the hint, "active (started)". */
 static void started_timer_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+	char loopline[64];
+
+	(void)state;
+	snprintf(loopline, sizeof(loopline), "ODEBUG: holder: libuv loop %p;", (void *)loop);
+	uv_timer_init(loop, t);
+	uv_timer_start(t, on_tick, 1000, 1000);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
+			   "object type: uv_timer hint: on_tick", loopline,
+			   "the handle is active (started)\n");
+}
+
+/* Started, then stopped: open again, not started. */
+static void stopped_timer_freed_is_reported(void **state)
 {
 	uv_loop_t *loop = loop_new();
 	uv_timer_t *t = malloc(sizeof(*t));
@@ -53,8 +69,9 @@ static void started_timer_freed_is_reported(void **state)
 	(void)state;
 	uv_timer_init(loop, t);
 	uv_timer_start(t, on_tick, 1000, 1000);
-	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
-			   "object type: uv_timer hint: on_tick");
+	uv_timer_stop(t);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer",
+			   "the handle is open, not started (initialised, uv_close not called)\n");
 }
 
 /* Initialised, never started: the loop's handle queue links it all the same. */
@@ -65,10 +82,11 @@ static void initialised_timer_freed_is_reported(void **state)
 
 	(void)state;
 	uv_timer_init(loop, t);
-	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer");
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer",
+			   "the handle is open, not started (initialised, uv_close not called)\n");
 }
 
-/* uv_close() called, its callback not run yet: "closing", the close callback as the hint. */
+/* uv_close() called on a started timer, its callback not run yet: "closing", the close callback as the hint. */
 static void closing_timer_freed_is_reported(void **state)
 {
 	uv_loop_t *loop = loop_new();
@@ -79,7 +97,8 @@ static void closing_timer_freed_is_reported(void **state)
 	uv_timer_start(t, on_tick, 1000, 0);
 	uv_close((uv_handle_t *)t, on_close);
 	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
-			   "object type: uv_timer (closing) hint: on_close");
+			   "object type: uv_timer hint: on_close",
+			   "the handle is closing (uv_close called, its close callback not run yet)\n");
 }
 
 static void on_write(uv_write_t *req, int status) { (void)req; (void)status; }
@@ -383,6 +402,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(started_timer_freed_is_reported),
+		cmocka_unit_test(stopped_timer_freed_is_reported),
 		cmocka_unit_test(initialised_timer_freed_is_reported),
 		cmocka_unit_test(closing_timer_freed_is_reported),
 		cmocka_unit_test(write_in_flight_freed_is_reported),
