@@ -17,10 +17,11 @@
  *             trampoline in uv_run).
  * The program runs itself again in three configurations, alternated, 5
  * rounds: ODEBUG unset (libodebug preloaded, the plain anchor), ODEBUG=1
- * with modules=none, and ODEBUG=1 with the module; it prints the median ns
- * per cycle of each, and per call of the cycle's annotated calls what the
- * module adds over modules=none (both track one object of the program's
- * own: track_one_elsewhere()) and over ODEBUG unset.
+ * with modules=none, and ODEBUG=1 with the module; it prints the median
+ * and the minimum ns per cycle of each (on a loaded machine the minimum is
+ * the least disturbed run), and per call of the cycle's annotated calls
+ * what the module adds over modules=none (both track one object of the
+ * program's own: track_one_elsewhere()) and over ODEBUG unset.
  *   modcost LIBODEBUG MODULE_PATH [CYCLES]
  * Under callgrind, `modcost --child N` runs the loop alone (the function
  * cycles() holds it: --toggle-collect=cycles).
@@ -253,13 +254,14 @@ int main(int argc, char **argv)
 		qsort(off, 5, sizeof(double), cmp);
 		qsort(on, 5, sizeof(double), cmp);
 		qsort(none, 5, sizeof(double), cmp);
-		printf("%s: %.1f ns ODEBUG unset, %.1f ns ODEBUG=1 modules=none, "
-		       "%.1f ns ODEBUG=1 with the module [%.1f - %.1f]\n", work_name[w],
-		       off[2], none[2], on[2], on[0], on[4]);
-		printf("  per annotated call (%d a cycle): the module adds %.1f ns over "
-		       "modules=none (goal: at most 50), %.1f ns over ODEBUG unset\n",
-		       work_calls[w], (on[2] - none[2]) / work_calls[w],
-		       (on[2] - off[2]) / work_calls[w]);
+		printf("%s: ns per cycle, median [min]: ODEBUG unset %.1f [%.1f], "
+		       "ODEBUG=1 modules=none %.1f [%.1f], ODEBUG=1 with the module %.1f [%.1f]\n",
+		       work_name[w], off[2], off[0], none[2], none[0], on[2], on[0]);
+		printf("  per annotated call (%d a cycle), the module adds: over modules=none "
+		       "%.1f ns median, %.1f ns min (goal: at most 50); over ODEBUG unset "
+		       "%.1f ns median, %.1f ns min\n", work_calls[w],
+		       (on[2] - none[2]) / work_calls[w], (on[0] - none[0]) / work_calls[w],
+		       (on[2] - off[2]) / work_calls[w], (on[0] - off[0]) / work_calls[w]);
 	}
 	return 0;
 }
