@@ -15,8 +15,8 @@
  * hands libuv our own close callback, which ends the hold and then calls
  * the program's; the program's is kept in a side table keyed by the
  * handle's address (handle->data is the program's).  uv_close() itself
- * changes no tracker: a handle costs one init and activate at its init,
- * one deactivate and free at its close callback.
+ * changes no tracker, and the tracker stays INACTIVE after the close
+ * callback (track_begin() and track_end() below).
  *
  * A request with a callback (uv_write, uv_write2, uv_fs_* with a
  * callback, uv_getaddrinfo with a callback, uv_queue_work) is ACTIVE
@@ -281,7 +281,11 @@ static bool kept_tracker(void *addr)
 	return true;
 }
 
-/* The hold begins: ACTIVE with @descr. */
+/*
+ * The hold begins: ACTIVE with @descr.  An object still ACTIVE (a handle
+ * initialised again while open, a request submitted again in flight) is
+ * one "activate active" report at that call, whichever path it takes.
+ */
 static void track_begin(void *addr, const struct debug_obj_descr *descr)
 {
 	struct kept *k = kept_of(addr);
@@ -289,8 +293,11 @@ static void track_begin(void *addr, const struct debug_obj_descr *descr)
 
 	if (__atomic_load_n(&k->addr, __ATOMIC_RELAXED) != addr ||
 	    __atomic_load_n(&k->descr, __ATOMIC_RELAXED) != descr || up < (64u << 20)) {
-		debug_object_free(addr, descr);
-		debug_object_init_auto(addr, descr);
+		/* An ACTIVE one (initialised again while open) is left for activate to report. */
+		if (debug_object_get_state(addr) != ODEBUG_STATE_ACTIVE) {
+			debug_object_free(addr, descr);
+			debug_object_init_auto(addr, descr);
+		}
 	}
 	debug_object_activate(addr, descr);
 }

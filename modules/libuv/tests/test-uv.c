@@ -192,6 +192,64 @@ static void on_once_close(uv_timer_t *t)
 	uv_close((uv_handle_t *)t, on_close_free);
 }
 
+/*
+ * Memory closed as one handle type and initialised as another: its report
+ * names the type in use (a tracker kept between uses keeps no old type).
+ */
+static void reused_as_another_type_is_reported_as_it(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	union { uv_timer_t t; uv_check_t c; } *u = malloc(sizeof(*u));
+
+	(void)state;
+	uv_timer_init(loop, &u->t);
+	uv_close((uv_handle_t *)&u->t, on_close);
+	assert_int_equal(uv_run(loop, UV_RUN_NOWAIT), 0);
+	uv_check_init(loop, &u->c);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(&u->t), "object type: uv_check",
+			   "the handle is open, not started");
+}
+
+/*
+ * An open handle initialised again: one "activate active" at that init,
+ * for memory new to the module and for memory it kept a tracker of.
+ */
+static NOINLINE void timer_init_again(uv_loop_t *loop, uv_timer_t *t) { uv_timer_init(loop, t); }
+static NOINLINE void timer_init_kept(uv_loop_t *loop, uv_timer_t *t) { uv_timer_init(loop, t); }
+
+static void open_handle_initialised_again_is_reported(void **state)
+{
+	struct stats_delta d;
+	char *out;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		uv_loop_t *loop = loop_new();	/* leaked: its handle queue now links t twice */
+		uv_timer_t *t = malloc(sizeof(*t));
+
+		if (round == 1) {	/* a tracker kept from a closed use of the same memory */
+			uv_timer_init(loop, t);
+			uv_close((uv_handle_t *)t, on_close);
+			assert_int_equal(uv_run(loop, UV_RUN_NOWAIT), 0);
+		}
+		uv_timer_init(loop, t);
+		stats_mark();
+		capture_start();
+		if (round == 0)	/* another culprit each round: a repeat is only counted */
+			timer_init_again(loop, t);
+		else
+			timer_init_kept(loop, t);
+		out = capture_stop();
+		d = stats_delta();
+		if (!strstr(out, "ODEBUG: activate active") || !strstr(out, "object type: uv_timer") ||
+		    d.warnings != 1)
+			fail_msg("round %d: %ld warnings, want one activate active:\n%s", round,
+				 d.warnings, out);
+		assert_culprit(out, round == 0 ? "timer_init_again" : "timer_init_kept");
+		free(out);
+	}
+}
+
 /* uv_close() with the free in the close callback, from a callback or from outside. */
 static void free_in_close_callback_is_silent(void **state)
 {
@@ -410,6 +468,8 @@ int main(void)
 		cmocka_unit_test(work_in_flight_freed_is_reported),
 		cmocka_unit_test(getaddrinfo_in_flight_freed_is_reported),
 		cmocka_unit_test(busy_loop_freed_is_reported),
+		cmocka_unit_test(reused_as_another_type_is_reported_as_it),
+		cmocka_unit_test(open_handle_initialised_again_is_reported),
 		cmocka_unit_test(free_in_close_callback_is_silent),
 		cmocka_unit_test(reinitialised_after_close_is_silent),
 		cmocka_unit_test(requests_freed_in_callbacks_are_silent),
