@@ -285,6 +285,8 @@ int odebug_backtrace_skip(void *const *pcs, int n);
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_modules_scan(void);	/* lib/modules.c */
+bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
+			     size_t cap);	/* lib/modules.c */
 void odebug_backtrace_skip_through(const void *fn);
 
 /* "stack.c": thread stacks */

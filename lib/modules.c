@@ -399,3 +399,20 @@ void odebug_modules_scan(void)
 		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 	}
 }
+
+/*
+ * The report's holder line from the module whose descriptor @descr is
+ * (odebug_module.describe), for lib/report.c.  Reads loaded[] only: a
+ * module, once attached, stays loaded.
+ */
+bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
+			     size_t cap)
+{
+	for (size_t m = 0; m < NKNOWN; m++) {
+		const struct odebug_module *mod = __atomic_load_n(&loaded[m].mod, __ATOMIC_ACQUIRE);
+
+		if (mod && mod->describe && mod->describe(descr, addr, buf, cap))
+			return true;
+	}
+	return false;
+}

@@ -565,6 +565,10 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	    o->descr->debug_hint &&
 	    odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
+	if (!r.holder && !o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
+	    odebug_load(&printed) < odebug_opt.max_reports &&
+	    odebug_modules_describe(o->descr, (void *)o->addr, holder, sizeof(holder)))
+		r.holder = holder;	/* an annotation module's objects */
 
 	saved_errno = errno;	/* the symboliser's system calls may fail */
 	odebug_report_lock();

@@ -12,7 +12,7 @@
 #define ODEBUG_MODULE_H
 
 /* Bumped on any change to the structures below. */
-#define ODEBUG_MODULE_ABI	1
+#define ODEBUG_MODULE_ABI	2
 
 #define ODEBUG_MODULE_EXPORT	__attribute__((visibility("default")))
 
@@ -33,6 +33,16 @@ struct odebug_module {
 	const struct odebug_hook *hooks;	/* ends with a NULL symbol */
 	/* Optional: called once the reals are set, before any redirection. */
 	void (*attach)(void);
+	/*
+	 * Optional: the report's "ODEBUG: holder:" line for an object of one
+	 * of the module's descriptors (who holds it, in what state), written
+	 * into @buf (at most @cap bytes, terminated); false: not the module's
+	 * descriptor, or nothing to say.  Called on the report path like
+	 * debug_hint (no lock held, the object's memory not yet released):
+	 * reads and string copies only, no allocation, no lock.
+	 */
+	bool (*describe)(const struct debug_obj_descr *descr, void *addr, char *buf,
+			 size_t cap);
 };
 
 #endif

@@ -24,7 +24,8 @@
  * The object tracked is the data: one tracker 3 bytes into it (an odd
  * address no annotation uses: a GObject or a struct the program annotates
  * keeps its own tracker), ACTIVE while at least one record holds it, so
- * several sources may share one data pointer.  Only values that can be
+ * several sources may share one data pointer, and INACTIVE after until the
+ * data's memory is released.  Only values that can be
  * pointers are held (lib/held.c's rule: 8-aligned, from 64 KiB up, below
  * the top of user space): NULL, GINT_TO_POINTER() values and string
  * literals pass through untouched.
@@ -112,30 +113,53 @@ static bool plausible(const void *v)
 	return p >= 65536 && !(p & 7) && p < (1ull << 47);
 }
 
-/* Records holding @data, and records of @data at all (@any).  Locked. */
-static unsigned int holds_of(const void *data, unsigned int *any)
+/* Records holding @data.  Locked. */
+static unsigned int holds_of(const void *data)
 {
-	unsigned int n = 0, a = 0;
+	unsigned int n = 0;
 
-	for (struct rec *r = *bucket_of(data); r; r = r->next) {
-		if (r->data != data)
-			continue;
-		a++;
-		n += r->holding;
-	}
-	if (any)
-		*any = a;
+	for (struct rec *r = *bucket_of(data); r; r = r->next)
+		n += r->data == data && r->holding;
 	return n;
 }
 
 static void *data_hint(void *addr);
 static bool data_fixup_free(void *addr, enum debug_obj_state state);
 
+/*
+ * The data has no init call of its own: the first hold's activate makes
+ * its tracker (kernel-style, as for a statically initialised object).
+ */
+static bool data_untracked(void *addr)
+{
+	(void)addr;
+	return true;
+}
+
 static const struct debug_obj_descr data_descr = {
 	.name = "glib_source_data",
 	.debug_hint = data_hint,
+	.is_static_object = data_untracked,
 	.fixup_free = data_fixup_free,
 };
+
+/*
+ * A hold begins.  The tracker outlives the hold, INACTIVE, until the
+ * data's memory is released (libodebug's free check drops it), so a data
+ * pointer used again costs one lockless activate and one lockless
+ * deactivate per hold.  Data on this thread's stack is marked so first
+ * (an unmarked tracker there would be a stack note); a frame below ours
+ * is dead, so only addresses above this frame are asked about.
+ */
+static void hold_begin(void *data)
+{
+	/* Within 64 MiB above this frame: maybe this stack (libodebug decides). */
+	uintptr_t up = (uintptr_t)data - (uintptr_t)__builtin_frame_address(0);
+
+	if (up < (64u << 20) && debug_object_on_stack(TRACKER(data)))
+		debug_object_init_on_stack(TRACKER(data), &data_descr);
+	debug_object_activate(TRACKER(data), &data_descr);
+}
 
 /* @r holds or stops holding; the tracker follows the count.  Locked. */
 static void set_holding(struct rec *r, bool on)
@@ -144,14 +168,12 @@ static void set_holding(struct rec *r, bool on)
 
 	if (r->holding == on)
 		return;
-	before = holds_of(r->data, NULL);
+	before = holds_of(r->data);
 	r->holding = on;
-	if (on && before == 0) {
-		debug_object_init_auto(TRACKER(r->data), &data_descr);
-		debug_object_activate(TRACKER(r->data), &data_descr);
-	} else if (!on && before == 1) {
+	if (on && before == 0)
+		hold_begin(r->data);
+	else if (!on && before == 1)
 		debug_object_deactivate(TRACKER(r->data), &data_descr);
-	}
 }
 
 /* The hint: the function of a source holding the data (a read). */
@@ -186,21 +208,27 @@ static void cb_ref(gpointer p)
 static void cb_unref(gpointer p)
 {
 	struct rec *r = p, **pp;
-	unsigned int any;
 	bool last;
 
 	lock();
 	last = --r->refs == 0;
 	if (last) {
-		set_holding(r, false);
-		for (pp = bucket_of(r->data); *pp != r; pp = &(*pp)->next)
-			;
-		*pp = r->next;
-		holds_of(r->data, &any);
-		if (!any)
-			debug_object_free(TRACKER(r->data), &data_descr);
+		struct rec **mine = NULL;
+		unsigned int others = 0;
+
+		/* One walk: unlinked, and the hold ends with the last holder's. */
+		for (pp = bucket_of(r->data); *pp; pp = &(*pp)->next) {
+			if (*pp == r)
+				mine = pp;
+			else
+				others += (*pp)->data == r->data && (*pp)->holding;
+		}
+		*mine = r->next;
+		if (r->holding && !others)
+			debug_object_deactivate(TRACKER(r->data), &data_descr);
+		r->holding = false;
 	} else if (r->in_call > 0 && --r->in_call == 0 && !r->fixed) {
-		if (holds_of(r->data, NULL) ||
+		if (holds_of(r->data) ||
 		    debug_object_get_state(TRACKER(r->data)) != ODEBUG_STATE_NOTAVAILABLE)
 			set_holding(r, true);
 	}
@@ -263,7 +291,7 @@ static bool data_fixup_free(void *addr, enum debug_obj_state state)
 }
 
 /* The program's callback on @source through a record, when @data can be held. */
-static void set_callback(GSource *source, GSourceFunc func, gpointer data, GDestroyNotify notify)
+static inline __attribute__((always_inline)) void set_callback(GSource *source, GSourceFunc func, gpointer data, GDestroyNotify notify)
 {
 	struct rec *r = plausible(data) ? malloc(sizeof(*r)) : NULL;
 
@@ -275,9 +303,11 @@ static void set_callback(GSource *source, GSourceFunc func, gpointer data, GDest
 			   .source = source, .refs = 1 };
 	__atomic_fetch_add(&made_sources, 1, __ATOMIC_RELAXED);
 	lock();
+	if (!holds_of(data))
+		hold_begin(data);
+	r->holding = true;
 	r->next = *bucket_of(data);
 	*bucket_of(data) = r;
-	set_holding(r, true);
 	unlock();
 	real_g_source_set_callback_indirect(source, r, &cb_funcs);
 }
@@ -289,7 +319,7 @@ static void wrap_g_source_set_callback(GSource *source, GSourceFunc func, gpoint
 }
 
 /* What GLib's adding functions do: the callback, the priority, attached to the default context. */
-static guint add(GSource *source, gint priority, gint dflt, GSourceFunc func, gpointer data,
+static inline __attribute__((always_inline)) guint add(GSource *source, gint priority, gint dflt, GSourceFunc func, gpointer data,
 		 GDestroyNotify notify)
 {
 	guint id;
@@ -314,7 +344,8 @@ static guint wrap_g_timeout_add(guint ms, GSourceFunc f, gpointer data)
 {
 	if (!plausible(data))
 		return real_g_timeout_add(ms, f, data);
-	return wrap_g_timeout_add_full(G_PRIORITY_DEFAULT, ms, f, data, NULL);
+	return add(real_g_timeout_source_new(ms), G_PRIORITY_DEFAULT, G_PRIORITY_DEFAULT, f, data,
+		   NULL);
 }
 
 static guint wrap_g_timeout_add_seconds_full(gint prio, guint s, GSourceFunc f, gpointer data,
@@ -343,7 +374,8 @@ static guint wrap_g_idle_add(GSourceFunc f, gpointer data)
 {
 	if (!plausible(data))
 		return real_g_idle_add(f, data);
-	return wrap_g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, f, data, NULL);
+	return add(real_g_idle_source_new(), G_PRIORITY_DEFAULT_IDLE, G_PRIORITY_DEFAULT_IDLE, f,
+		   data, NULL);
 }
 
 static guint wrap_g_child_watch_add_full(gint prio, GPid pid, GChildWatchFunc f, gpointer data,

@@ -20,6 +20,18 @@
  * adds and deletes those through internal functions no hook sees.
  * evtimer_*() and evsignal_*() are macros over event_*(): covered.
  *
+ * Bufferevents are not covered.  A bufferevent's memory and its two
+ * events are libevent's: the program ends it with bufferevent_free(),
+ * which deletes the events itself and releases the memory when the last
+ * reference goes, so its events are never freed pending by the program,
+ * and libevent adds and deletes them through internal calls no hook sees
+ * (tracking them would report libevent's own correct use).  What is left
+ * unchecked is the program's callback argument (bufferevent_setcb's
+ * cbarg, typically the connection) freed while the bufferevent is still
+ * enabled with its callbacks set: that would need the callback argument
+ * held as the GLib module holds a source's data, which this module does
+ * not do.
+ *
  * libevent calls its exported functions through its PLT (event_free calls
  * event_del, event_new calls event_assign): those calls reach the wrappers
  * too, which must not annotate twice.

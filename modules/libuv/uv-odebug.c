@@ -6,13 +6,17 @@
  *
  * A handle is ACTIVE from its uv_*_init() until its close callback has
  * run: its memory belongs to the loop until then.  Its descriptor is
- * named after its type ("uv_timer"); uv_close() moves it to the closing
- * descriptor of the type ("uv_timer (closing)"), so a report says which of
- * the two it was.  The hint is the handle's callback (the timer's, the
- * stream's read callback...) while open, the close callback while
- * closing.  uv_close() hands libuv our own close callback, which ends the
- * hold and then calls the program's; the program's is kept in a side table
- * keyed by the handle's address (handle->data is the program's).
+ * named after its type ("uv_timer").  The report's holder line, written
+ * when the report is made (describe), names the loop and the handle's
+ * state then: active (started: libuv's uv_is_active()), open but not
+ * started, or closing (uv_close() called, its callback not run).  The
+ * hint is the handle's callback (the timer's, the stream's read
+ * callback...) while open, the close callback while closing.  uv_close()
+ * hands libuv our own close callback, which ends the hold and then calls
+ * the program's; the program's is kept in a side table keyed by the
+ * handle's address (handle->data is the program's).  uv_close() itself
+ * changes no tracker, and the tracker stays INACTIVE after the close
+ * callback (track_begin() and track_end() below).
  *
  * A request with a callback (uv_write, uv_write2, uv_fs_* with a
  * callback, uv_getaddrinfo with a callback, uv_queue_work) is ACTIVE
@@ -181,39 +185,44 @@ static void (*take(void *key, enum kind kind))(void)
 
 /* ---- descriptors ---- */
 
-static void *open_hint(void *addr);
+static void *handle_hint(void *addr);
 static void *entry_hint(void *addr);
+static bool kept_tracker(void *addr);
 
-#define XX(uc, lc) [UV_##uc] = { .name = "uv_" #lc, .debug_hint = open_hint },
-static const struct debug_obj_descr open_descr[UV_HANDLE_TYPE_MAX] = {
-	UV_HANDLE_TYPE_MAP(XX)
-};
-#undef XX
-#define XX(uc, lc) [UV_##uc] = { .name = "uv_" #lc " (closing)", .debug_hint = entry_hint },
-static const struct debug_obj_descr closing_descr[UV_HANDLE_TYPE_MAX] = {
+#define XX(uc, lc) [UV_##uc] = { .name = "uv_" #lc, .debug_hint = handle_hint,	\
+				  .is_static_object = kept_tracker },
+static const struct debug_obj_descr handle_descr[UV_HANDLE_TYPE_MAX] = {
 	UV_HANDLE_TYPE_MAP(XX)
 };
 #undef XX
 
 static const struct debug_obj_descr req_descr[] = {
-	[K_WRITE] = { .name = "uv_write (in flight)", .debug_hint = entry_hint },
-	[K_FS] = { .name = "uv_fs (in flight)", .debug_hint = entry_hint },
-	[K_GAI] = { .name = "uv_getaddrinfo (in flight)", .debug_hint = entry_hint },
-	[K_WORK] = { .name = "uv_work (in flight)", .debug_hint = entry_hint },
+	[K_WRITE] = { .name = "uv_write (in flight)", .debug_hint = entry_hint,
+		     .is_static_object = kept_tracker },
+	[K_FS] = { .name = "uv_fs (in flight)", .debug_hint = entry_hint,
+		     .is_static_object = kept_tracker },
+	[K_GAI] = { .name = "uv_getaddrinfo (in flight)", .debug_hint = entry_hint,
+		     .is_static_object = kept_tracker },
+	[K_WORK] = { .name = "uv_work (in flight)", .debug_hint = entry_hint,
+		     .is_static_object = kept_tracker },
 };
 
 static const struct debug_obj_descr loop_descr = { .name = "uv_loop (not closed)" };
 
 /*
- * An open handle's hint: its own callback, read from libuv's public
- * structures (a report runs before the memory is released).
+ * A handle's hint: its close callback while closing, else its own
+ * callback, read from libuv's public structures (a report runs before
+ * the memory is released).
  */
-static void *open_hint(void *addr)
+static void *handle_hint(void *addr)
 {
 	uv_handle_t *h = addr;
+	struct entry *e = find(addr);
 	void (*cb)(void) = NULL;
 
-	switch (h->type) {
+	if (e && e->closing)
+		cb = e->cb;
+	else switch (h->type) {
 	case UV_TIMER: cb = (void (*)(void))((uv_timer_t *)h)->timer_cb; break;
 	case UV_IDLE: cb = (void (*)(void))((uv_idle_t *)h)->idle_cb; break;
 	case UV_PREPARE: cb = (void (*)(void))((uv_prepare_t *)h)->prepare_cb; break;
@@ -240,10 +249,129 @@ static void *entry_hint(void *addr)
 	return *(void **)&cb;
 }
 
+/*
+ * A handle's or request's tracker is kept, INACTIVE, after its close
+ * callback or its callback (until its memory is released: libodebug's free
+ * check drops it), so that the next use of the same memory costs one
+ * lockless activate and one lockless deactivate, not a tracker made and
+ * freed.  kept[] remembers, per address hash, the last address ended and
+ * its descriptor: the next begin on that address with that descriptor
+ * only activates.  Any other begin (another type at the address, an entry
+ * evicted, memory near this thread's stack) frees whatever tracker is
+ * there and inits anew, so the type a report names is always the type of
+ * the current use.  Racy reads and writes: a stale or torn entry can only
+ * send a begin to the slower path, or (the same address, a descriptor
+ * written by another thread's end) make one activate keep the previous
+ * type's name.
+ */
+static struct kept {
+	void *addr;
+	const struct debug_obj_descr *descr;
+} kept[1024];
+
+static struct kept *kept_of(const void *addr)
+{
+	return &kept[((uintptr_t)addr * 0x9e3779b97f4a7c15ull) >> (64 - 10)];
+}
+
+/* An activate that finds no tracker (dropped by a free since): make it. */
+static bool kept_tracker(void *addr)
+{
+	(void)addr;
+	return true;
+}
+
+/*
+ * The hold begins: ACTIVE with @descr.  An object still ACTIVE (a handle
+ * initialised again while open, a request submitted again in flight) is
+ * one "activate active" report at that call, whichever path it takes.
+ */
+static void track_begin(void *addr, const struct debug_obj_descr *descr)
+{
+	struct kept *k = kept_of(addr);
+	uintptr_t up = (uintptr_t)addr - (uintptr_t)__builtin_frame_address(0);
+
+	if (__atomic_load_n(&k->addr, __ATOMIC_RELAXED) != addr ||
+	    __atomic_load_n(&k->descr, __ATOMIC_RELAXED) != descr || up < (64u << 20)) {
+		/* An ACTIVE one (initialised again while open) is left for activate to report. */
+		if (debug_object_get_state(addr) != ODEBUG_STATE_ACTIVE) {
+			debug_object_free(addr, descr);
+			debug_object_init_auto(addr, descr);
+		}
+	}
+	debug_object_activate(addr, descr);
+}
+
+/* The hold ends: INACTIVE, the tracker kept for the next use. */
+static void track_end(void *addr, const struct debug_obj_descr *descr)
+{
+	struct kept *k = kept_of(addr);
+
+	debug_object_deactivate(addr, descr);
+	__atomic_store_n(&k->addr, addr, __ATOMIC_RELAXED);
+	__atomic_store_n(&k->descr, descr, __ATOMIC_RELAXED);
+}
+
+/* Append @str to @buf at *@n (at most @cap bytes, terminated). */
+static void put_str(char *buf, size_t cap, size_t *n, const char *str)
+{
+	while (*str && *n + 1 < cap)
+		buf[(*n)++] = *str++;
+	buf[*n] = '\0';
+}
+
+/* Append @v in hexadecimal. */
+static void put_hex(char *buf, size_t cap, size_t *n, uintptr_t v)
+{
+	char tmp[2 + 2 * sizeof(v) + 1], *p = tmp + sizeof(tmp) - 1;
+
+	*p = '\0';
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	put_str(buf, cap, n, p);
+}
+
+static int (*real_uv_is_active)(const uv_handle_t *);
+
+/*
+ * The holder line of a handle's report (odebug_module.describe): the loop
+ * and the handle's state when the report is made.  A read of the table
+ * and of libuv's public fields and flags (uv_is_active() only reads them).
+ */
+static bool uv_describe(const struct debug_obj_descr *descr, void *addr, char *buf, size_t cap)
+{
+	uv_handle_t *h = addr;
+	struct entry *e;
+	size_t n = 0;
+
+	if (descr < handle_descr || descr >= handle_descr + UV_HANDLE_TYPE_MAX)
+		return false;
+	e = find(addr);
+	put_str(buf, cap, &n, "libuv loop ");
+	put_hex(buf, cap, &n, (uintptr_t)h->loop);
+	if (e && e->closing)
+		put_str(buf, cap, &n, "; the handle is closing (uv_close called, "
+			"its close callback not run yet)");
+	else if (real_uv_is_active && real_uv_is_active(h))
+		put_str(buf, cap, &n, "; the handle is active (started)");
+	else
+		put_str(buf, cap, &n, "; the handle is open, not started "
+			"(initialised, uv_close not called)");
+	return true;
+}
+
 /* ---- the wrappers ---- */
 
-/* Inside a wrapper on this thread: a nested wrapped call annotates nothing. */
-static __thread int depth;
+/*
+ * Inside a wrapper on this thread: a nested wrapped call annotates nothing.
+ * Initial-exec: one load from the thread pointer, not a __tls_get_addr()
+ * call per access (a module loaded by dlopen() takes its four bytes from
+ * glibc's surplus static TLS).
+ */
+static __thread int depth __attribute__((tls_model("initial-exec")));
 
 /* Every function wrapped: libuv's definition in real_NAME, the wrapper in wrap_NAME. */
 #define HOOKS(X) X(uv_timer_init) X(uv_idle_init) X(uv_prepare_init) \
@@ -278,13 +406,12 @@ static void handle_made(uv_loop_t *loop, uv_handle_t *h)
 {
 	unsigned int type = h->type;
 
-	if (in_loop(loop, h) || type >= UV_HANDLE_TYPE_MAX || !open_descr[type].name)
+	if (in_loop(loop, h) || type >= UV_HANDLE_TYPE_MAX || !handle_descr[type].name)
 		return;
 	if (!put(h, K_HANDLE, NULL))
 		return;
 	__atomic_fetch_add(&made_handles, 1, __ATOMIC_RELAXED);
-	debug_object_init_auto(h, &open_descr[type]);
-	debug_object_activate(h, &open_descr[type]);
+	track_begin(h, &handle_descr[type]);
 }
 
 /* One wrapper per handle type's init function (and uv_spawn, which initialises too). */
@@ -328,17 +455,17 @@ static void close_trampoline(uv_handle_t *h)
 	unsigned int type = h->type;
 
 	if (type < UV_HANDLE_TYPE_MAX) {
-		debug_object_deactivate(h, &closing_descr[type]);
-		debug_object_free(h, &closing_descr[type]);
+		track_end(h, &handle_descr[type]);
 	}
 	if (cb)
 		cb(h);
 }
 
 /*
- * A tracked open handle moves to its type's closing descriptor, and libuv
- * gets our close callback.  Decided by the table, not the depth: libuv's
- * own uv_close() of uv_fs_poll's timer happens inside the program's.
+ * A tracked open handle is marked closing in the table (its tracker stays
+ * ACTIVE until the close callback), and libuv gets our close callback.
+ * Decided by the table, not the depth: libuv's own uv_close() of
+ * uv_fs_poll's timer happens inside the program's.
  */
 static void wrap_uv_close(uv_handle_t *h, uv_close_cb cb)
 {
@@ -354,15 +481,7 @@ static void wrap_uv_close(uv_handle_t *h, uv_close_cb cb)
 		mine = true;
 	}
 	unlock();
-	if (!mine) {
-		real_uv_close(h, cb);
-		return;
-	}
-	debug_object_deactivate(h, &open_descr[type]);
-	debug_object_free(h, &open_descr[type]);
-	debug_object_init_auto(h, &closing_descr[type]);
-	debug_object_activate(h, &closing_descr[type]);
-	real_uv_close(h, close_trampoline);
+	real_uv_close(h, mine ? close_trampoline : cb);
 }
 
 /* A request submitted with a callback: ACTIVE until that callback. */
@@ -371,8 +490,7 @@ static bool req_begin(void *req, enum kind kind, void (*cb)(void))
 	if (depth || !put(req, kind, cb))
 		return false;
 	__atomic_fetch_add(&made_requests, 1, __ATOMIC_RELAXED);
-	debug_object_init_auto(req, &req_descr[kind]);
-	debug_object_activate(req, &req_descr[kind]);
+	track_begin(req, &req_descr[kind]);
 	return true;
 }
 
@@ -381,8 +499,7 @@ static void (*req_end(void *req, enum kind kind))(void)
 {
 	void (*cb)(void) = take(req, kind);
 
-	debug_object_deactivate(req, &req_descr[kind]);
-	debug_object_free(req, &req_descr[kind]);
+	track_end(req, &req_descr[kind]);
 	return cb;
 }
 
@@ -394,16 +511,19 @@ static void write_trampoline(uv_write_t *req, int status)
 		cb(req, status);
 }
 
+/* libuv's uv_write() is uv_write2() without a handle to send: called so, straight. */
 static int wrap_uv_write(uv_write_t *req, uv_stream_t *h, const uv_buf_t bufs[],
 		    unsigned int n, uv_write_cb cb)
 {
 	bool mine = req_begin(req, K_WRITE, (void (*)(void))cb);
 	int ret;
 
+	if (!mine)
+		return real_uv_write(req, h, bufs, n, cb);
 	depth++;
-	ret = real_uv_write(req, h, bufs, n, mine ? write_trampoline : cb);
+	ret = real_uv_write2(req, h, bufs, n, NULL, write_trampoline);
 	depth--;
-	if (ret < 0 && mine)
+	if (ret < 0)
 		req_end(req, K_WRITE);
 	return ret;
 }
@@ -414,6 +534,8 @@ static int wrap_uv_write2(uv_write_t *req, uv_stream_t *h, const uv_buf_t bufs[]
 	bool mine = req_begin(req, K_WRITE, (void (*)(void))cb);
 	int ret;
 
+	if (!mine)
+		return real_uv_write2(req, h, bufs, n, send, cb);
 	depth++;
 	ret = real_uv_write2(req, h, bufs, n, send, mine ? write_trampoline : cb);
 	depth--;
@@ -560,7 +682,11 @@ static int wrap_uv_loop_close(uv_loop_t *loop)
 ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.abi = ODEBUG_MODULE_ABI,
 	.name = "libuv",
-	.hooks = (const struct odebug_hook[]){ HOOKS(X) { NULL, NULL, NULL } },
+	.hooks = (const struct odebug_hook[]){
+		HOOKS(X)
+		{ "uv_is_active", NULL, (void **)&real_uv_is_active },	/* only called */
+		{ NULL, NULL, NULL } },
+	.describe = uv_describe,
 };
 #undef X
 

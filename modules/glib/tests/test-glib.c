@@ -40,6 +40,44 @@ static NOINLINE void conn_free(struct conn *c) { free(c); }
 static NOINLINE void conn_gfree(struct conn *c) { g_free(c); }
 static NOINLINE void conn_unref(GObject *o) { g_object_unref(o); }
 
+/* A source on data in this frame, run and removed before the frame returns. */
+static NOINLINE void stack_data_round(void)
+{
+	struct conn c = { .ticks = 0 };
+	guint id;
+
+	ncb = 0;
+	id = g_timeout_add(1, on_tick, &c);
+	spin(5);
+	g_source_remove(id);
+	assert_true(ncb > 0);
+}
+
+/*
+ * Data used by source after source keeps its tracker between holds: on
+ * this thread's stack (no stack note, and nothing when the frame is
+ * reused), in static memory, and in heap memory freed after the last
+ * source and allocated again.
+ */
+static void kept_trackers_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		static struct conn st;
+
+		for (int i = 0; i < 3; i++)
+			stack_data_round();
+		for (int i = 0; i < 3; i++) {
+			struct conn *h = malloc(sizeof(*h));
+
+			g_source_remove(g_timeout_add(60000, on_tick, &st));
+			g_source_remove(g_idle_add(on_tick, h));
+			g_source_remove(g_timeout_add(60000, on_tick, h));
+			free(h);
+		}
+	});
+}
+
 /* A timeout's data freed while attached: reported; the source is gone, its callback never runs. */
 static void timeout_data_freed_is_reported_and_removed(void **state)
 {
@@ -230,6 +268,7 @@ int main(void)
 		cmocka_unit_test(removed_or_finished_then_freed_is_silent),
 		cmocka_unit_test(notify_replace_and_by_user_data_are_silent),
 		cmocka_unit_test(non_pointers_are_not_held),
+		cmocka_unit_test(kept_trackers_are_silent),
 		cmocka_unit_test(threads_are_silent),
 	};
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The libuv module (modules/libuv/uv-odebug.c), preloaded before libuv:
+ * The libuv module (modules/libuv/uv-odebug.c), loaded by libodebug:
  * a handle freed before its close callback, a request freed before its
  * callback and a loop freed without a successful uv_loop_close() are each
  * reported at the free, naming the culprit, the type and whether the
- * handle was open or closing; every order libuv's documentation gives is
+ * handle was active (started), open but not started, or closing; every order libuv's documentation gives is
  * silent.  There is no fixup: a test that frees memory libuv still links
  * never runs that loop again (its loop is leaked).
  */
@@ -44,8 +44,24 @@ static NOINLINE void timer_drop(uv_timer_t *t) { free(t); }
 static NOINLINE void req_drop(void *req) { free(req); }
 static NOINLINE void loop_drop(uv_loop_t *loop) { free(loop); }
 
-/* A started timer freed: "uv_timer", its callback as the hint. */
+/* A started timer freed: "uv_timer", its callback as the hint, "active (started)". */
 static void started_timer_freed_is_reported(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_timer_t *t = malloc(sizeof(*t));
+	char loopline[64];
+
+	(void)state;
+	snprintf(loopline, sizeof(loopline), "ODEBUG: holder: libuv loop %p;", (void *)loop);
+	uv_timer_init(loop, t);
+	uv_timer_start(t, on_tick, 1000, 1000);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
+			   "object type: uv_timer hint: on_tick", loopline,
+			   "the handle is active (started)\n");
+}
+
+/* Started, then stopped: open again, not started. */
+static void stopped_timer_freed_is_reported(void **state)
 {
 	uv_loop_t *loop = loop_new();
 	uv_timer_t *t = malloc(sizeof(*t));
@@ -53,8 +69,9 @@ static void started_timer_freed_is_reported(void **state)
 	(void)state;
 	uv_timer_init(loop, t);
 	uv_timer_start(t, on_tick, 1000, 1000);
-	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
-			   "object type: uv_timer hint: on_tick");
+	uv_timer_stop(t);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer",
+			   "the handle is open, not started (initialised, uv_close not called)\n");
 }
 
 /* Initialised, never started: the loop's handle queue links it all the same. */
@@ -65,10 +82,11 @@ static void initialised_timer_freed_is_reported(void **state)
 
 	(void)state;
 	uv_timer_init(loop, t);
-	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer");
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t), "object type: uv_timer",
+			   "the handle is open, not started (initialised, uv_close not called)\n");
 }
 
-/* uv_close() called, its callback not run yet: "closing", the close callback as the hint. */
+/* uv_close() called on a started timer, its callback not run yet: "closing", the close callback as the hint. */
 static void closing_timer_freed_is_reported(void **state)
 {
 	uv_loop_t *loop = loop_new();
@@ -79,7 +97,8 @@ static void closing_timer_freed_is_reported(void **state)
 	uv_timer_start(t, on_tick, 1000, 0);
 	uv_close((uv_handle_t *)t, on_close);
 	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(t),
-			   "object type: uv_timer (closing) hint: on_close");
+			   "object type: uv_timer hint: on_close",
+			   "the handle is closing (uv_close called, its close callback not run yet)\n");
 }
 
 static void on_write(uv_write_t *req, int status) { (void)req; (void)status; }
@@ -171,6 +190,64 @@ static void on_once_close(uv_timer_t *t)
 {
 	ticks++;
 	uv_close((uv_handle_t *)t, on_close_free);
+}
+
+/*
+ * Memory closed as one handle type and initialised as another: its report
+ * names the type in use (a tracker kept between uses keeps no old type).
+ */
+static void reused_as_another_type_is_reported_as_it(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	union { uv_timer_t t; uv_check_t c; } *u = malloc(sizeof(*u));
+
+	(void)state;
+	uv_timer_init(loop, &u->t);
+	uv_close((uv_handle_t *)&u->t, on_close);
+	assert_int_equal(uv_run(loop, UV_RUN_NOWAIT), 0);
+	uv_check_init(loop, &u->c);
+	EXPECT_FREE_REPORT("timer_drop", 0, timer_drop(&u->t), "object type: uv_check",
+			   "the handle is open, not started");
+}
+
+/*
+ * An open handle initialised again: one "activate active" at that init,
+ * for memory new to the module and for memory it kept a tracker of.
+ */
+static NOINLINE void timer_init_again(uv_loop_t *loop, uv_timer_t *t) { uv_timer_init(loop, t); }
+static NOINLINE void timer_init_kept(uv_loop_t *loop, uv_timer_t *t) { uv_timer_init(loop, t); }
+
+static void open_handle_initialised_again_is_reported(void **state)
+{
+	struct stats_delta d;
+	char *out;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		uv_loop_t *loop = loop_new();	/* leaked: its handle queue now links t twice */
+		uv_timer_t *t = malloc(sizeof(*t));
+
+		if (round == 1) {	/* a tracker kept from a closed use of the same memory */
+			uv_timer_init(loop, t);
+			uv_close((uv_handle_t *)t, on_close);
+			assert_int_equal(uv_run(loop, UV_RUN_NOWAIT), 0);
+		}
+		uv_timer_init(loop, t);
+		stats_mark();
+		capture_start();
+		if (round == 0)	/* another culprit each round: a repeat is only counted */
+			timer_init_again(loop, t);
+		else
+			timer_init_kept(loop, t);
+		out = capture_stop();
+		d = stats_delta();
+		if (!strstr(out, "ODEBUG: activate active") || !strstr(out, "object type: uv_timer") ||
+		    d.warnings != 1)
+			fail_msg("round %d: %ld warnings, want one activate active:\n%s", round,
+				 d.warnings, out);
+		assert_culprit(out, round == 0 ? "timer_init_again" : "timer_init_kept");
+		free(out);
+	}
 }
 
 /* uv_close() with the free in the close callback, from a callback or from outside. */
@@ -383,6 +460,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(started_timer_freed_is_reported),
+		cmocka_unit_test(stopped_timer_freed_is_reported),
 		cmocka_unit_test(initialised_timer_freed_is_reported),
 		cmocka_unit_test(closing_timer_freed_is_reported),
 		cmocka_unit_test(write_in_flight_freed_is_reported),
@@ -390,6 +468,8 @@ int main(void)
 		cmocka_unit_test(work_in_flight_freed_is_reported),
 		cmocka_unit_test(getaddrinfo_in_flight_freed_is_reported),
 		cmocka_unit_test(busy_loop_freed_is_reported),
+		cmocka_unit_test(reused_as_another_type_is_reported_as_it),
+		cmocka_unit_test(open_handle_initialised_again_is_reported),
 		cmocka_unit_test(free_in_close_callback_is_silent),
 		cmocka_unit_test(reinitialised_after_close_is_silent),
 		cmocka_unit_test(requests_freed_in_callbacks_are_silent),
