@@ -7,8 +7,10 @@
 #   4. the stale-symbols check: dpkg-gensymbols must report no change;
 #   5. apt-get install of the three packages;
 #   6. an annotated example built with pkg-config only and run, then the
-#      same under odebug from PATH; odebug --audit on tests/unload's plugin
-#      (libodebug-audit.so from the odebug package's private directory).
+#      CMake package recipe (tests/ci/check-cmake-package.sh: find_package,
+#      libodebug::libodebug), then odebug from PATH; odebug --audit on
+#      tests/unload's plugin (libodebug-audit.so from the odebug package's
+#      private directory).
 # Packages this script installed are purged again at the end.
 # usage: tests/deb/check-deb.sh [WORKDIR]
 set -eu
@@ -80,6 +82,12 @@ grep -q '^ODEBUG: free active (active state 0) object: .* object type: conn_time
 	grep -q '^example: done$' "$work/out" || die "example: expected one report, a summary, a clean end"
 ODEBUG=0 "$work/example" >"$work/out" 2>&1
 [ "$(cat "$work/out")" = "example: done" ] || die "example: not silent without ODEBUG"
+
+step "the CMake package: find_package(libodebug) against the installed packages"
+apt_get install --no-install-recommends cmake || die "apt-get install cmake"
+dpkg -L libodebug-dev | grep -q '/cmake/libodebug/libodebugConfig\.cmake$' ||
+	die "libodebugConfig.cmake not in libodebug-dev"
+"$src/tests/ci/check-cmake-package.sh" "$src" || die "the CMake package recipe"
 
 step "odebug from PATH"
 [ "$(command -v odebug)" = /usr/bin/odebug ] || die "odebug is not /usr/bin/odebug"

@@ -3,7 +3,8 @@
 # check what is there, build an annotated example with pkg-config
 # (PKG_CONFIG_SYSROOT_DIR), run it under the installed launcher, check the
 # report; the same for odebug --audit with tests/unload's host and plugin,
-# and for the libevent module with its story (examples/libevent-shim).
+# and for the libevent module with its story (examples/libevent-shim);
+# the CMake package recipe (tests/ci/check-cmake-package.sh).
 # usage: check-install.sh MESON BUILD_ROOT SOURCE_ROOT VERSION PREFIX BINDIR
 #                         LIBDIR INCLUDEDIR MANDIR
 set -u
@@ -147,5 +148,16 @@ if [ -f "$build/modules/libevent/libodebug-libevent.so" ]; then
 fi
 "$bin/odebug" --version | grep -qx "odebug (libodebug) $version" && ok "odebug --version" ||
 	bad "odebug --version"
+# The CMake package: find_package(libodebug) in the installed tree.
+[ -f "$lib/cmake/libodebug/libodebugConfig.cmake" ] &&
+	[ -f "$lib/cmake/libodebug/libodebugConfigVersion.cmake" ] &&
+	ok "libodebugConfig.cmake and its version file in $libdir/cmake/libodebug" ||
+	bad "no CMake package in $lib/cmake/libodebug"
+"$src/tests/ci/check-cmake-package.sh" "$src" "$dest$prefix"
+case $? in
+0) ;;
+77) echo "   (no cmake: the CMake package recipe is not run)" ;;
+*) bad "the CMake package recipe against the installed tree" ;;
+esac
 
 exit "$failed"

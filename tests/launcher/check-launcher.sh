@@ -215,6 +215,19 @@ run --version
 [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -qx 'odebug (libodebug) [0-9][0-9.]*' &&
 	ok "--version: $out" || bad "--version: $rc $out"
 
+# -o help=1 without PROGRAM: libodebug's table, with the -o values in it.
+run -o help=1 -o max_reports=7
+if [ "$rc" -eq 0 ] && [ -z "$out" ] && printf '%s\n' "$err" | grep -q '^ODEBUG: options' &&
+   printf '%s\n' "$err" | grep -q '^ODEBUG:   max_reports .* now 7: ' &&
+   printf '%s\n' "$err" | grep -q '^ODEBUG:   help .* now 1: '; then
+	ok "-o help=1 without PROGRAM prints the options, status 0"
+else
+	bad "-o help=1 without PROGRAM: status $rc, stdout '$out', stderr '$err'"
+fi
+run -o help=0
+[ "$rc" -eq 125 ] && printf '%s\n' "$err" | grep -q '^usage: odebug' &&
+	ok "-o help=0 without PROGRAM: usage, status 125" || bad "-o help=0 without PROGRAM: status $rc"
+
 # --- where it finds the library ---
 # A relocated tree, laid out as the build tree's launcher expects (the
 # library beside it, build/preload/), called through a symlink from
