@@ -127,6 +127,7 @@ void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
 	uint32_t *head = &heads[b - odebug_buckets];
 
+	odebug_span_extend(odebug_tracker_addr(t));
 	t->hnext = *head;
 	*head = odebug_tracker_index(t);
 	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);
