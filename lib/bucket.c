@@ -13,26 +13,6 @@ unsigned long odebug_max_chain;
 struct odebug_span odebug_span __attribute__((aligned(64))) = { UINTPTR_MAX, 1 };
 
 /*
- * Before a tracker for @addr is linked (its bucket lock held): widen the
- * span to cover it.  A load and two compares once it does, which is
- * almost always; another bucket's insert may widen it concurrently, hence
- * the compare-and-swap loops (the span is not a tracker word).
- */
-void odebug_span_extend(uintptr_t addr)
-{
-	uintptr_t lo = odebug_load(&odebug_span.lo), hi = odebug_load(&odebug_span.hi);
-
-	while (addr < lo &&
-	       !__atomic_compare_exchange_n(&odebug_span.lo, &lo, addr, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	while (addr >= hi &&
-	       !__atomic_compare_exchange_n(&odebug_span.hi, &hi, addr + 1, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/*
  * The start's selftest, done: its object, in libodebug's own static data,
  * would leave the span over the whole heap.  Emptied only when nothing is
  * out of the pool (so no tracker is linked), and no other thread can link

@@ -382,8 +382,27 @@ struct odebug_span {
 	uintptr_t lo, hi;
 };
 extern struct odebug_span odebug_span;
-void odebug_span_extend(uintptr_t addr);
 void odebug_span_reset(void);
+
+/*
+ * Before a tracker for @addr is linked (its bucket lock held): widen the
+ * span to cover it.  A load and two compares once it does, which is
+ * almost always; another bucket's insert may widen it concurrently, hence
+ * the compare-and-swap loops (the span is not a tracker word).
+ */
+static inline void odebug_span_extend(uintptr_t addr)
+{
+	uintptr_t lo = odebug_load(&odebug_span.lo), hi = odebug_load(&odebug_span.hi);
+
+	while (addr < lo &&
+	       !__atomic_compare_exchange_n(&odebug_span.lo, &lo, addr, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	while (addr >= hi &&
+	       !__atomic_compare_exchange_n(&odebug_span.hi, &hi, addr + 1, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
 
 /* Does no object tracked now start at or above @start? */
 static inline bool odebug_span_below(uintptr_t start)
