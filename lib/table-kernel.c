@@ -70,7 +70,7 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 	}
 }
 
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 {
 	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
 

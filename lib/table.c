@@ -616,21 +616,18 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 }
 
 /**
- * odebug_range_may_hold - can an object tracked now start in [start, end)?
+ * odebug_map_may_hold - can an object tracked now start in [start, end)?
  *
  * The free() fast path: no lock, no false "no" (see cells_in() and
- * map_load8()).  A block outside the span (tracker.h) costs two compares;
- * a block of one or two chunks far from every tracker costs
+ * map_load8()), past the span (tracker.h's odebug_range_may_hold()).  A block of one or two chunks far from every tracker costs
  * one or two loads of the chunk map, a larger one a load per eight chunks;
  * a chunk the map marks, a hash and a load or two of its class's mask.
  */
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 {
 	uintptr_t c0 = start >> ODEBUG_CHUNK_SHIFT, c1 = (end - 1) >> ODEBUG_CHUNK_SHIFT;
 	const uint8_t *m = chunk_map;
 
-	if (odebug_span_misses(start, end))
-		return false;
 	if (c1 == c0 && c1 < map_chunks) {	/* most blocks: one chunk */
 		if (!__atomic_load_n(&m[c0], __ATOMIC_RELAXED))
 			return false;

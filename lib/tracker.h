@@ -554,7 +554,17 @@ void odebug_table_go_huge(void);
 #define ODEBUG_MADV_COLLAPSE	MADV_COLLAPSE
 #endif
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end);
+
+/*
+ * Can an object tracked now start in [start, end)?  No lock, no false
+ * "no": the span first (two compares), then the table's chunk map and
+ * masks (odebug_map_may_hold()).
+ */
+static inline bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+{
+	return !odebug_span_misses(start, end) && odebug_map_may_hold(start, end);
+}
 
 /*
  * table.c's chunk map: a byte per 4 KiB chunk below ODEBUG_MAP_LIMIT,

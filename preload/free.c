@@ -189,7 +189,7 @@ static inline __attribute__((always_inline)) void free_tracking(void *p, uintptr
 		memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
 		size &= ~SIZE_BITS;	/* >= the usable size */
 		if (size < SANE_BLOCK_SIZE && (odebug_span_above(m + size + !size) ||
-					       !odebug_range_may_hold(m, m + size + !size)))
+					       !odebug_map_may_hold(m, m + size + !size)))
 			goto done;
 		goto check;	/* validated there */
 	}
@@ -210,15 +210,20 @@ check:
 /* Set by free(NULL) while enabled: proves calls to free() reach us. */
 ODEBUG_TLS int odebug_free_reached;
 
-/* free() enabled, past its one-compare answer (below). */
+/* free() enabled, the block below the span's end (see free()). */
 __attribute__((noinline)) static void free_enabled(void *p, uintptr_t sp)
 {
-	if (odebug_span_below((uintptr_t)p))
-		check_block(p, sp);	/* the returned-frames check */
-	else if (!p)
+	if (!p)
 		odebug_free_reached = 1;
-	else if (odebug_tracking_any())
+	else
 		return free_tracking(p, sp);
+	odebug_next_free(p);
+}
+
+/* free() enabled, the block above the span, the returned-frames mark below the caller. */
+__attribute__((noinline)) static void free_returned(void *p, uintptr_t sp)
+{
+	check_block(p, sp);
 	odebug_next_free(p);
 }
 
@@ -227,7 +232,7 @@ __attribute__((noinline)) static void free_enabled(void *p, uintptr_t sp)
  * one compare, and one more for the returned-frames check (which a
  * tracked on-stack object of this thread makes), and free() has no frame
  * of its own.  The span's end is at least 1, so NULL goes on to count as
- * a proof that free() reaches us.
+ * a proof that free() reaches us.  Nothing tracked, the span is empty.
  */
 ODEBUG_EXPORT void free(void *p)
 {
@@ -235,8 +240,10 @@ ODEBUG_EXPORT void free(void *p)
 	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
 		uintptr_t sp = odebug_caller_sp();
 
-		if (unlikely(!odebug_span_below((uintptr_t)p) || sp > odebug_onstack_low))
+		if (unlikely(!odebug_span_below((uintptr_t)p)))
 			return free_enabled(p, sp);
+		if (unlikely(sp > odebug_onstack_low))
+			return free_returned(p, sp);
 	}
 	odebug_next_free(p);
 }
