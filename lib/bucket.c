@@ -10,6 +10,21 @@
 
 struct odebug_bucket *odebug_buckets;
 unsigned long odebug_max_chain;
+struct odebug_span odebug_span __attribute__((aligned(64))) = { UINTPTR_MAX, 1 };
+
+/*
+ * The start's selftest, done: its object, in libodebug's own static data,
+ * would leave the span over the whole heap.  Emptied only when nothing is
+ * out of the pool (so no tracker is linked), and no other thread can link
+ * one yet: their calls wait for the start.
+ */
+void odebug_span_reset(void)
+{
+	if (odebug_load(&odebug_trackers_out))
+		return;
+	odebug_store(&odebug_span.lo, UINTPTR_MAX);
+	odebug_store(&odebug_span.hi, 1);
+}
 
 /*
  * No odebug_spin_init() loop: zero is unlocked (lock.h), as the fresh

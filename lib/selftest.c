@@ -175,9 +175,11 @@ out:
 	/*
 	 * Leave no tracker cached either: a program that never tracks an
 	 * object then keeps the free() fast path (nothing out of the pool),
-	 * and no FREED tracker linked.
+	 * and no FREED tracker linked, and the span (tracker.h) empty again:
+	 * libodebug's own static object would cover the whole heap.
 	 */
 	odebug_reclaim_last_freed();
 	odebug_pool_drain_cache();
+	odebug_span_reset();
 	return ok;
 }

@@ -70,7 +70,7 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 	}
 }
 
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 {
 	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
 
@@ -127,6 +127,7 @@ void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
 	uint32_t *head = &heads[b - odebug_buckets];
 
+	odebug_span_extend(odebug_tracker_addr(t));
 	t->hnext = *head;
 	*head = odebug_tracker_index(t);
 	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);

@@ -616,14 +616,14 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 }
 
 /**
- * odebug_range_may_hold - can an object tracked now start in [start, end)?
+ * odebug_map_may_hold - can an object tracked now start in [start, end)?
  *
  * The free() fast path: no lock, no false "no" (see cells_in() and
- * map_load8()).  A block of one or two chunks far from every tracker costs
+ * map_load8()), past the span (tracker.h's odebug_range_may_hold()).  A block of one or two chunks far from every tracker costs
  * one or two loads of the chunk map, a larger one a load per eight chunks;
  * a chunk the map marks, a hash and a load or two of its class's mask.
  */
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 {
 	uintptr_t c0 = start >> ODEBUG_CHUNK_SHIFT, c1 = (end - 1) >> ODEBUG_CHUNK_SHIFT;
 	const uint8_t *m = chunk_map;
@@ -714,6 +714,7 @@ void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t)
 {
 	uint32_t *head = &heads[b - odebug_buckets][chain_of(odebug_tracker_addr(t))];
 
+	odebug_span_extend(odebug_tracker_addr(t));
 	odebug_tracker_set_next(t, *head);
 	__atomic_store_n(head, odebug_tracker_index(t), __ATOMIC_RELEASE);
 	__atomic_store_n(&b->count, b->count + 1, __ATOMIC_RELAXED);

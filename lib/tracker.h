@@ -341,6 +341,60 @@ static inline bool odebug_tracking_any(void)
 }
 
 /*
+ * The span (bucket.c): every object a tracker has been linked for starts in
+ * [lo, hi).  It only grows (under the bucket lock that links the tracker,
+ * before the link), so it needs no lock to read: a free() of a block
+ * outside it is "nothing here" after one or two compares against a line
+ * that stays in cache, however many trackers exist.  hi starts at 1, so a
+ * NULL pointer is never outside it; lo starts above every address.  An
+ * object tracked by another thread while its memory is freed is a race in
+ * the program itself, as for the chunk map (table.c).
+ */
+struct odebug_span {
+	uintptr_t lo, hi;
+};
+extern struct odebug_span odebug_span;
+void odebug_span_reset(void);
+
+/*
+ * Before a tracker for @addr is linked (its bucket lock held): widen the
+ * span to cover it.  A load and two compares once it does, which is
+ * almost always; another bucket's insert may widen it concurrently, hence
+ * the compare-and-swap loops (the span is not a tracker word).
+ */
+static inline void odebug_span_extend(uintptr_t addr)
+{
+	uintptr_t lo = odebug_load(&odebug_span.lo), hi = odebug_load(&odebug_span.hi);
+
+	while (addr < lo &&
+	       !__atomic_compare_exchange_n(&odebug_span.lo, &lo, addr, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	while (addr >= hi &&
+	       !__atomic_compare_exchange_n(&odebug_span.hi, &hi, addr + 1, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/* Does no object tracked now start at or above @start? */
+static inline bool odebug_span_below(uintptr_t start)
+{
+	return start >= odebug_load(&odebug_span.hi);
+}
+
+/* Does no object tracked now start below @end? */
+static inline bool odebug_span_above(uintptr_t end)
+{
+	return end <= odebug_load(&odebug_span.lo);
+}
+
+/* Does no object tracked now start in [start, end)? */
+static inline bool odebug_span_misses(uintptr_t start, uintptr_t end)
+{
+	return odebug_span_below(start) || odebug_span_above(end);
+}
+
+/*
  * "bucket.c", "table.c" (or "table-kernel.c"): the tracker table, 8192
  * (the kernel's: 16384) buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
  * private to table.c; its users walk trackers through these operations.
@@ -472,7 +526,17 @@ void odebug_table_go_huge(void);
 #define ODEBUG_MADV_COLLAPSE	MADV_COLLAPSE
 #endif
 void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, void *ctx);
-bool odebug_range_may_hold(uintptr_t start, uintptr_t end);
+bool odebug_map_may_hold(uintptr_t start, uintptr_t end);
+
+/*
+ * Can an object tracked now start in [start, end)?  No lock, no false
+ * "no": the span first (two compares), then the table's chunk map and
+ * masks (odebug_map_may_hold()).
+ */
+static inline bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
+{
+	return !odebug_span_misses(start, end) && odebug_map_may_hold(start, end);
+}
 
 /*
  * table.c's chunk map: a byte per 4 KiB chunk below ODEBUG_MAP_LIMIT,

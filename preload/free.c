@@ -165,19 +165,21 @@ __attribute__((noinline)) static void check_block(void *p, uintptr_t sp)
 }
 
 /*
- * Something is tracked, somewhere.  Most blocks are far from every tracker:
- * odebug_range_may_hold() proves it with a load or two of the chunk map
- * (table.c), given an upper bound of the block's end: glibc's chunk size
- * word, or the usable size.  The size word is read before any validation:
- * a pointer glibc's free() would refuse either gets "nothing here" and
- * glibc's own message, or goes through check_block(), which validates it
- * as before.  The guard and the check_free option only ever turn a check
- * off, so they are tested after a "maybe", never before a "no".  The
- * returned-frames check comes first: it is about the caller's stack.
+ * Something may be tracked here: the block starts below the span's end
+ * (tracker.h).  Most blocks are still far from every tracker: below the
+ * span's start, or odebug_range_may_hold() proves it with a load or two of
+ * the chunk map (table.c), given an upper bound of the block's end:
+ * glibc's chunk size word, or the usable size.  The size word is read
+ * before any validation: a pointer glibc's free() would refuse either gets
+ * "nothing here" and glibc's own message, or goes through check_block(),
+ * which validates it as before.  The guard and the check_free option only
+ * ever turn a check off, so they are tested after a "maybe", never before
+ * a "no".  The returned-frames check comes first: it is about the
+ * caller's stack.
  */
-static inline __attribute__((always_inline)) void free_tracking(void *p)
+static inline __attribute__((always_inline)) void free_tracking(void *p, uintptr_t sp)
 {
-	uintptr_t sp = odebug_caller_sp(), m = (uintptr_t)p;
+	uintptr_t m = (uintptr_t)p;
 	size_t size;
 
 	if (unlikely(sp > odebug_onstack_low))
@@ -186,7 +188,8 @@ static inline __attribute__((always_inline)) void free_tracking(void *p)
 		/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
 		memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
 		size &= ~SIZE_BITS;	/* >= the usable size */
-		if (size < SANE_BLOCK_SIZE && !odebug_range_may_hold(m, m + size + !size))
+		if (size < SANE_BLOCK_SIZE && (odebug_span_above(m + size + !size) ||
+					       !odebug_map_may_hold(m, m + size + !size)))
 			goto done;
 		goto check;	/* validated there */
 	}
@@ -207,14 +210,40 @@ check:
 /* Set by free(NULL) while enabled: proves calls to free() reach us. */
 ODEBUG_TLS int odebug_free_reached;
 
+/* free() enabled, the block below the span's end (see free()). */
+__attribute__((noinline)) static void free_enabled(void *p, uintptr_t sp)
+{
+	if (!p)
+		odebug_free_reached = 1;
+	else
+		return free_tracking(p, sp);
+	odebug_next_free(p);
+}
+
+/* free() enabled, the block above the span, the returned-frames mark below the caller. */
+__attribute__((noinline)) static void free_returned(void *p, uintptr_t sp)
+{
+	check_block(p, sp);
+	odebug_next_free(p);
+}
+
+/*
+ * Enabled, a block at or above the span's end holds no tracked object:
+ * one compare, and one more for the returned-frames check (which a
+ * tracked on-stack object of this thread makes), and free() has no frame
+ * of its own.  The span's end is at least 1, so NULL goes on to count as
+ * a proof that free() reaches us.  Nothing tracked, the span is empty.
+ */
 ODEBUG_EXPORT void free(void *p)
 {
 	/* Started or not: before the start nothing is out of the pool. */
 	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
-		if (!p)
-			odebug_free_reached = 1;
-		else if (odebug_tracking_any())
-			return free_tracking(p);
+		uintptr_t sp = odebug_caller_sp();
+
+		if (unlikely(!odebug_span_below((uintptr_t)p)))
+			return free_enabled(p, sp);
+		if (unlikely(sp > odebug_onstack_low))
+			return free_returned(p, sp);
 	}
 	odebug_next_free(p);
 }
