@@ -104,10 +104,11 @@ def mapped(pid):
 
 
 def cpu_seconds(pid):
-    """User + system seconds process @pid used so far, all its threads."""
+    """User + system and user seconds process @pid used so far, all its threads."""
     with open(f'/proc/{pid}/stat') as f:
         v = f.read().rsplit(')', 1)[1].split()
-    return (int(v[11]) + int(v[12])) / os.sysconf('SC_CLK_TCK')
+    tick = os.sysconf('SC_CLK_TCK')
+    return (int(v[11]) + int(v[12])) / tick, int(v[11]) / tick
 
 
 class Server:
@@ -149,7 +150,7 @@ class Server:
             maps = mapped(proc.pid)
             cpu0 = cpu_seconds(proc.pid)
             rates = self.load(port, n)
-            cpu = cpu_seconds(proc.pid) - cpu0
+            cpu1 = cpu_seconds(proc.pid)
         finally:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
@@ -168,7 +169,8 @@ class Server:
                 int(m[-1]) if m else None)
         # the server's CPU time (all its threads, user + system) per request
         rates['ops'] = ops = rates['ops']
-        rates[self.name + '-cpu'] = cpu * 1e6 / ops
+        rates[self.name + '-cpu'] = (cpu1[0] - cpu0[0]) * 1e6 / ops
+        rates[self.name + '-user'] = (cpu1[1] - cpu0[1]) * 1e6 / ops
         return rates
 
 
@@ -449,7 +451,9 @@ class Driver:
                ('memcached-set', 'memcached set, operations/s'),
                ('memcached-get', 'memcached get, operations/s'),
                ('nginx-cpu', 'nginx, server CPU µs per request'),
-               ('memcached-cpu', 'memcached, server CPU µs per operation')]
+               ('memcached-cpu', 'memcached, server CPU µs per operation'),
+               ('nginx-user', 'nginx, of which user space'),
+               ('memcached-user', 'memcached, of which user space')]
 
     def report(self, seconds):
         a = self.args
@@ -466,7 +470,7 @@ class Driver:
         for metric, label in self.METRICS:
             if (metric, a.configs[0]) not in self.results:
                 continue
-            fmt = '.1f' if metric.endswith('-cpu') else ',.0f'
+            fmt = '.1f' if metric.endswith(('-cpu', '-user')) else ',.0f'
             row = [self.spread(self.results[(metric, c)], fmt) for c in a.configs]
             r = self.ratios.get(metric)
             ratio = self.spread(r, '.3f') if r else ''
