@@ -111,6 +111,10 @@ def cpu_seconds(pid):
     return (int(v[11]) + int(v[12])) / tick, int(v[11]) / tick
 
 
+class LoadFailed(Exception):
+    pass
+
+
 class Server:
     """One server program: its command line, readiness probe and load."""
 
@@ -121,6 +125,18 @@ class Server:
         os.makedirs(self.dir, exist_ok=True)
 
     def run(self, config, n):
+        """run_once(), again (twice at most) when a valgrind tool's server was
+        too slow for the load generator's timeouts (libmemcached's 5 s)."""
+        for attempt in range(3):
+            try:
+                return self.run_once(config, n)
+            except LoadFailed as e:
+                if config not in VALGRIND or attempt == 2:
+                    sys.exit(f'servers.py: {self.name} ({config}): {e}')
+                self.drv.retried.append(f'{self.name} {config}')
+                log(f'{self.name} ({config}): {str(e).splitlines()[0]}; again')
+
+    def run_once(self, config, n):
         """Start the server under @config, load it with @n, stop it.
         Returns {metric: requests per second}, or exits on a failure."""
         port = free_port()
@@ -208,7 +224,7 @@ http {{ access_log off; client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp;
         rps = re.search(r'^Requests per second:\s+([\d.]+)', p.stdout, re.M)
         if (p.returncode or not done or int(done.group(1)) != n or not failed
                 or int(failed.group(1)) or 'Non-2xx' in p.stdout or not rps):
-            sys.exit(f'servers.py: ab failed:\n{p.stdout[-2000:]}')
+            raise LoadFailed(f'ab failed:\n{p.stdout[-2000:]}')
         return {'nginx': float(rps.group(1)), 'ops': n}
 
 
@@ -243,7 +259,7 @@ class Memcached(Server):
                           p.stdout)
             want = n * self.drv.args.concurrency
             if p.returncode or 'error' in p.stdout.lower() or not m or int(m.group(1)) != want:
-                sys.exit(f'servers.py: memcslap -t {test} failed:\n{p.stdout[-2000:]}')
+                raise LoadFailed(f'memcslap -t {test} failed:\n{p.stdout[-2000:]}')
             rates[f'memcached-{test}'] = int(m.group(1)) / float(m.group(2))
         # every get and set the server served (memcslap -t get sets its
         # keys first), from the server's own counters
@@ -326,6 +342,7 @@ class Driver:
         self.results = {}       # (metric, config) -> [per-round requests/s]
         self.ratios = {}        # metric -> [per-round odebug / plain]
         self.vg_errors = {}
+        self.retried = []       # valgrind runs the load generator gave up on
         self.objects = {}       # server -> objs_allocated of the odebug runs
         self.load = []
 
@@ -475,6 +492,8 @@ class Driver:
             r = self.ratios.get(metric)
             ratio = self.spread(r, '.3f') if r else ''
             print(f'| {label} | ' + ' | '.join(row) + f' | {ratio} |')
+        if self.retried:
+            print(f'# run again after a load generator\'s failure: {", ".join(self.retried)}')
         for srv, objs in self.objects.items():
             print(f'# {srv} under odebug: no report, {min(objs)} – {max(objs)} objects tracked')
         for (srv, tool), errs in sorted(self.vg_errors.items()):
