@@ -251,7 +251,7 @@ void child_dispatch(int argc, char **argv, void (*run)(const char *name))
 }
 
 /* The report's first frames (#0 or #1) name @fn: the culprit's call. */
-static void assert_culprit(const char *out, const char *fn)
+void assert_culprit(const char *out, const char *fn)
 {
 	const char *f0 = strstr(out, "    #0 "), *f2 = f0 ? strstr(f0, "    #2 ") : NULL;
 	const char *hit = f0 ? strstr(f0, fn) : NULL;

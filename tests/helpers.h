@@ -68,6 +68,9 @@ char *capture_stop(void);	/* malloc'ed, NUL-terminated */
 bool capture_has(const char *needle);	/* in what was captured so far */
 int count_lines_with(const char *text, const char *needle);
 
+/* The report's first frames (#0 or #1) in @out name @fn. */
+void assert_culprit(const char *out, const char *fn);
+
 /*
  * Check what @code printed and counted between a stats_mark() and its
  * stats_delta(): every string of @want (@n of them) in @out, @warnings

@@ -23,7 +23,7 @@ LD_PRELOAD=$lib ODEBUG=1 ODEBUG_OPTIONS=halt_on_error=1 "$prog" >"$out" 2>&1
 checked=$?
 sed 's/^/    /' "$out"
 echo "    (exit status $checked)"
-grep -q 'ODEBUG: free active (active state 0) .* object type: pthread_mutex' "$out" &&
+grep -q 'ODEBUG: free active (held) .* object type: pthread_mutex' "$out" &&
 	grep -q '^ODEBUG: held by thread [0-9]' "$out" &&
 	grep -q '#0 .* in job_free+' "$out" && grep -q '#1 .* in worker+' "$out" &&
 	! grep -q "released under its worker" "$out" && [ "$checked" -eq 1 ] || {

@@ -23,7 +23,7 @@ sed 's/^/    /' "$out"
 echo "    (exit status $checked)"
 grep -q 'ODEBUG: activate destroyed (active state 0) .* object type: session hint: print_notice+' "$out" &&
 	grep -q '#0 .* in session_send+' "$out" && grep -q '#1 .* in notice_deliver+' "$out" &&
-	[ "$(grep -c '^ODEBUG: ' "$out")" -eq 3 ] &&
+	grep -q '^ODEBUG: next step: ' "$out" && [ "$(grep -c '^ODEBUG: ' "$out")" -eq 4 ] &&
 	grep -q '^ODEBUG: SUMMARY: 1 warning, 1 distinct report (1 printed' "$out" &&
 	! grep -q 'your export is ready' "$out" &&
 	grep -q '^\[carol, session 3\] welcome' "$out" && grep -q '^done$' "$out" &&

@@ -139,7 +139,7 @@ static void read_holds_live_in_glibcs_words(void **state)
 	assert_int_equal(debug_object_get_state(rw), ODEBUG_STATE_INACTIVE);
 	pthread_rwlock_unlock(rw);
 	EXPECT_REPORT(debug_check_no_obj_freed(rw, sizeof(*rw)),
-		      "ODEBUG: free active (active state 1)", "pthread_rwlock");
+		      "ODEBUG: free active (read-held by 1 thread)", "pthread_rwlock");
 	pthread_rwlock_unlock(rw);
 	free(rw);
 
