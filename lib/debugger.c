@@ -41,7 +41,7 @@ static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 
 	if (!n)
 		return;
-	odebug_puts(b, "ODEBUG: ");
+	odebug_puts(b, ODEBUG_PREFIX);
 	odebug_puts(b, title);
 	odebug_puts(b, named ? ":\n" : " (frames unnamed: a report is being written):\n");
 	if (!named) {
@@ -107,7 +107,7 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 	bool found = false, named;
 
 	odebug_buf_init(&b, fd);
-	odebug_puts(&b, "ODEBUG: object ");
+	odebug_puts(&b, ODEBUG_PREFIX "object ");
 	odebug_put_hex(&b, (uintptr_t)addr);
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON) {
 		odebug_puts(&b, ": libodebug is disabled, nothing is tracked\n");
@@ -154,7 +154,7 @@ ODEBUG_EXPORT void debug_object_print(const void *addr, int fd)
 		if (named)
 			odebug_report_unlock();
 	} else if (!odebug_opt.origins) {
-		odebug_puts(&b, "ODEBUG: (run with ODEBUG_OPTIONS=origins=1 to see where it was initialised and activated)\n");
+		odebug_puts(&b, ODEBUG_PREFIX "(run with ODEBUG_OPTIONS=origins=1 to see where it was initialised and activated)\n");
 	}
 	odebug_flush(&b);
 }

@@ -40,7 +40,7 @@ __attribute__((noinline, cold)) bool odebug_bad_call_slow(const void *addr,
 
 	if (odebug_inc(&limit) < ODEBUG_NOTICE_LIMIT) {
 		odebug_buf_init(&b, 2);
-		odebug_puts(&b, "ODEBUG: ");
+		odebug_puts(&b, ODEBUG_PREFIX);
 		odebug_puts(&b, fn);
 		odebug_puts(&b, !addr ? " called with a NULL object" :
 			    !descr ? " called with a NULL descriptor" :

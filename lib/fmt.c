@@ -173,7 +173,7 @@ void odebug_message(const char *first, ...)
 	const char *s;
 
 	odebug_buf_init(&b, 2);
-	odebug_puts(&b, "ODEBUG: ");
+	odebug_puts(&b, ODEBUG_PREFIX);
 	va_start(ap, first);
 	for (s = first; s; s = va_arg(ap, const char *))
 		odebug_puts(&b, s);

@@ -200,7 +200,7 @@ static void summary_text(struct odebug_buf *b, const struct counts *c)
 {
 	size_t i, listed = 0, more = 0;
 
-	put_num(b, "ODEBUG: SUMMARY: ", c->total, c->total == 1 ? " warning, " : " warnings, ");
+	put_num(b, ODEBUG_PREFIX "SUMMARY: ", c->total, c->total == 1 ? " warning, " : " warnings, ");
 	put_num(b, "", c->distinct, c->distinct == 1 ? " distinct report (" : " distinct reports (");
 	put_num(b, "", c->printed, " printed, ");
 	put_num(b, "", c->suppressed, " suppressed), ");
@@ -216,7 +216,7 @@ static void summary_text(struct odebug_buf *b, const struct counts *c)
 			more++;
 			continue;
 		}
-		put_num(b, "ODEBUG:   report ", g->report, " (");
+		put_num(b, ODEBUG_PREFIX "  report ", g->report, " (");
 		odebug_puts(b, g->op);
 		odebug_puts(b, ", state ");
 		odebug_puts(b, odebug_state_names[g->state]);
@@ -225,17 +225,17 @@ static void summary_text(struct odebug_buf *b, const struct counts *c)
 		put_num(b, ") happened ", odebug_load(&g->count), " times\n");
 	}
 	if (more)
-		put_num(b, "ODEBUG:   and ", more,
+		put_num(b, ODEBUG_PREFIX "  and ", more,
 			" more (log_format=json lists every group)\n");
 	if (c->unprinted) {
-		put_num(b, "ODEBUG: ", c->unprinted, c->unprinted == 1 ?
+		put_num(b, ODEBUG_PREFIX, c->unprinted, c->unprinted == 1 ?
 			" distinct report was not printed (max_reports=" :
 			" distinct reports were not printed (max_reports=");
 		put_num(b, "", odebug_opt.max_reports, "); max_reports=");
 		put_num(b, "", c->printed + c->unprinted, " prints them all\n");
 	}
 	if (c->overflow)
-		put_num(b, "ODEBUG: the group table was full: ", c->overflow,
+		put_num(b, ODEBUG_PREFIX "the group table was full: ", c->overflow,
 			" reports were not grouped\n");
 }
 

@@ -62,7 +62,7 @@ void odebug_held_aio_fixup(const struct odebug_held_io_req *r)
 	if (ret != AIO_NOTCANCELED)
 		return;
 	odebug_buf_init(&b, 2);
-	odebug_puts(&b, "ODEBUG: aio_cancel: AIO_NOTCANCELED: the aio ");
+	odebug_puts(&b, ODEBUG_PREFIX "aio_cancel: AIO_NOTCANCELED: the aio ");
 	odebug_puts(&b, op_name(r->op));
 	odebug_puts(&b, " on fd ");
 	odebug_put_dec(&b, (unsigned long)r->fd);

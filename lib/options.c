@@ -350,11 +350,11 @@ void odebug_options_help(void)
 	size_t i;
 
 	odebug_buf_init(&b, 2);
-	odebug_puts(&b, "ODEBUG: options (ODEBUG_OPTIONS=key=value:key=value):\n");
+	odebug_puts(&b, ODEBUG_PREFIX "options (ODEBUG_OPTIONS=key=value:key=value):\n");
 	for (i = 0; i < NOPTIONS; i++) {
 		const struct option_desc *d = &options[i];
 
-		odebug_puts(&b, "ODEBUG:   ");
+		odebug_puts(&b, ODEBUG_PREFIX "  ");
 		odebug_put_pad(&b, d->name, 21);
 		odebug_puts(&b, " default ");
 		if (d->is_string) {

@@ -219,7 +219,7 @@ static void say_limit(unsigned long lim, unsigned long bytes, unsigned long trac
 	struct odebug_buf b;
 
 	odebug_buf_init(&b, 2);
-	odebug_puts(&b, "ODEBUG: address space limited to ");
+	odebug_puts(&b, ODEBUG_PREFIX "address space limited to ");
 	odebug_put_dec(&b, lim >> 20);
 	odebug_puts(&b, " MiB (RLIMIT_AS/RLIMIT_DATA): the tracker pool reserves ");
 	odebug_put_dec(&b, (bytes + (1ul << 20) - 1) >> 20);

@@ -201,7 +201,7 @@ static void put_thread_line(struct odebug_buf *b)
 	char name[17];
 
 	odebug_thread_name(name);
-	odebug_puts(b, "ODEBUG: in thread ");
+	odebug_puts(b, ODEBUG_PREFIX "in thread ");
 	odebug_put_dec(b, (unsigned long)odebug_gettid());
 	odebug_puts(b, " (");
 	odebug_puts(b, name);
@@ -251,7 +251,7 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 	if (title && !n)
 		return;
 	if (title) {
-		odebug_puts(b, "ODEBUG: ");
+		odebug_puts(b, ODEBUG_PREFIX);
 		odebug_puts(b, title);
 		odebug_puts(b, ":\n");
 	}
@@ -285,23 +285,23 @@ static void put_owner(struct odebug_buf *b, const struct report *r)
 	int i;
 
 	if (r->holder) {
-		odebug_puts(b, "ODEBUG: holder: ");
+		odebug_puts(b, ODEBUG_PREFIX "holder: ");
 		odebug_puts(b, r->holder);
 		odebug_putc(b, '\n');
 	}
 	if (!s)
 		return;
 	if (s->owner) {
-		odebug_puts(b, "ODEBUG: held by ");
+		odebug_puts(b, ODEBUG_PREFIX "held by ");
 		put_thread(b, s->owner, s->owner_name);
 		odebug_putc(b, '\n');
 	} else if (s->holder_note) {
-		odebug_puts(b, "ODEBUG: ");
+		odebug_puts(b, ODEBUG_PREFIX);
 		odebug_puts(b, s->holder_note);
 		odebug_putc(b, '\n');
 	}
 	if (s->nblocked) {
-		odebug_puts(b, "ODEBUG: blocked on it: ");
+		odebug_puts(b, ODEBUG_PREFIX "blocked on it: ");
 		for (i = 0; i < s->nblocked; i++) {
 			if (i)
 				odebug_puts(b, ", ");
@@ -315,14 +315,14 @@ static void put_owner(struct odebug_buf *b, const struct report *r)
 		odebug_putc(b, '\n');
 	}
 	if (s->not_blocked) {
-		odebug_puts(b, "ODEBUG: ");
+		odebug_puts(b, ODEBUG_PREFIX);
 		odebug_put_dec(b, s->not_blocked);
 		odebug_puts(b, s->not_blocked == 1 ? " waiter is" : " waiters are");
 		odebug_puts(b, " counted but not asleep on it in the kernel now (about to "
 			    "sleep, or woken): not named\n");
 	}
 	if (s->scan_failed && s->waiters)
-		odebug_puts(b, "ODEBUG: which threads wait is not known: /proc/self/task "
+		odebug_puts(b, ODEBUG_PREFIX "which threads wait is not known: /proc/self/task "
 			    "cannot be read\n");
 }
 
@@ -330,13 +330,13 @@ static void put_owner(struct odebug_buf *b, const struct report *r)
 static void put_gone_line(struct odebug_buf *b, const struct odebug_snapshot *o)
 {
 	if (o->flags & ODEBUG_SNAP_FRAME_GONE) {
-		odebug_puts(b, "ODEBUG: the object was on this thread's stack in a frame that has "
+		odebug_puts(b, ODEBUG_PREFIX "the object was on this thread's stack in a frame that has "
 			    "returned; its memory may be reused: no hint, no fixup, tracking dropped");
 		odebug_puts(b, odebug_opt.origins ? "\n" :
 			    " (origins=1 shows where it was initialised and activated)\n");
 	}
 	if (o->flags & ODEBUG_SNAP_UNLOADED) {
-		odebug_puts(b, "ODEBUG: the object was in ");
+		odebug_puts(b, ODEBUG_PREFIX "the object was in ");
 		odebug_put_bounded(b, o->module ? o->module : "a module", 256);
 		odebug_puts(b, ", unloaded by this dlclose(): no hint, no fixup, tracking dropped\n");
 	}
@@ -346,7 +346,7 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 {
 	const struct odebug_snapshot *o = r->o;
 
-	odebug_puts(b, "ODEBUG: ");
+	odebug_puts(b, ODEBUG_PREFIX);
 	odebug_puts(b, r->op);
 	odebug_putc(b, ' ');
 	odebug_puts(b, odebug_state_names[o->state]);
@@ -375,12 +375,12 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	put_text_stack(b, "object initialised at", r->init, r->ninit, limit);
 	put_text_stack(b, "object activated at", r->act, r->nact, limit);
 	if (r->suppression) {
-		odebug_puts(b, "ODEBUG: suppression: ");
+		odebug_puts(b, ODEBUG_PREFIX "suppression: ");
 		odebug_puts(b, r->suppression);
 		odebug_putc(b, '\n');
 	}
 	if (r->next) {
-		odebug_puts(b, "ODEBUG: next step: ");
+		odebug_puts(b, ODEBUG_PREFIX "next step: ");
 		odebug_puts(b, r->next);
 		odebug_putc(b, '\n');
 	}
@@ -647,7 +647,7 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 	odebug_symbolize_begin();
 	nframes = name_stack(pcs, npcs, frames);
 	odebug_buf_init_mem(&b, text, sizeof(text));
-	odebug_puts(&b, "ODEBUG: object ");
+	odebug_puts(&b, ODEBUG_PREFIX "object ");
 	odebug_put_hex(&b, addr);
 	odebug_puts(&b, is_on_stack ? " is on stack " : " is NOT on stack ");
 	odebug_put_hex(&b, stack);

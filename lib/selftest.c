@@ -92,7 +92,7 @@ static bool check(int step, enum debug_obj_state state, unsigned long fixups,
 	if (!what)
 		return true;
 	odebug_buf_init(&b, 2);
-	odebug_puts(&b, "ODEBUG: selftest failed at step ");
+	odebug_puts(&b, ODEBUG_PREFIX "selftest failed at step ");
 	odebug_put_dec(&b, (unsigned long)step);
 	odebug_puts(&b, " (");
 	odebug_puts(&b, what);

@@ -18,6 +18,9 @@
 #define ODEBUG_OUT_OF_LINE
 #include "odebug.h"
 
+/* Every line libodebug writes begins with it (the kernel's pr_fmt). */
+#define ODEBUG_PREFIX	"ODEBUG: "
+
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))
 /* Thread-locals: initial-exec, since a dynamic TLS access may malloc. */
 #define ODEBUG_TLS	__thread __attribute__((tls_model("initial-exec")))
