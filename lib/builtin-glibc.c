@@ -42,7 +42,7 @@ bool odebug_glibc_thread_alive(int tid)
 {
 	int saved, r;
 
-	if (tid == odebug_b_self())
+	if (tid == odebug_builtin_self_tid())
 		return true;
 	saved = errno;
 	r = (int)syscall(SYS_tgkill, getpid(), tid, 0);
@@ -269,7 +269,7 @@ static bool sync_rwlock(struct odebug_tracker *t, uint64_t w, unsigned int state
  * released yet), an rwlock the readers glibc counts.  Process-shared ones keep the tracker's (this process's
  * holds only).  Each change is a compare-and-swap against the word it was
  * decided on, as table.c's header requires of every writer; a lockless
- * BOP_USE may race it, so it decides again.  The walk itself only reads
+ * BUILTIN_USE may race it, so it decides again.  The walk itself only reads
  * the chains (the tracker is the pool's, writable).
  */
 static bool sync_one(const struct odebug_tracker *ct, void *ctx)

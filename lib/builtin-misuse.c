@@ -22,7 +22,7 @@
 #include "builtin.h"
 
 /* "<op> not available": @addr holds no object of @d's type, tracked or not. */
-void odebug_b_absent(void *addr, const struct debug_obj_descr *d, const char *opname)
+void odebug_builtin_absent(void *addr, const struct debug_obj_descr *d, const char *opname)
 {
 	struct odebug_snapshot o = {
 		.addr = (uintptr_t)addr, .descr = d, .state = ODEBUG_STATE_NOTAVAILABLE,
@@ -43,14 +43,14 @@ static void mutex_bad(void *addr, bool lock)
 	const struct debug_obj_descr *d = &odebug_mutex_descr;
 	int saved = errno;
 
-	switch (odebug_builtin_step(addr, d, BOP_PEEK, 0)) {
+	switch (odebug_builtin_step(addr, d, BUILTIN_PEEK, 0)) {
 	case ODEBUG_STATE_FOREIGN:
 		break;
 	case ODEBUG_STATE_DESTROYED:
 		if (lock)
 			debug_object_activate(addr, d);
 		else
-			odebug_b_misuse(addr, d, "unlock");
+			odebug_builtin_misuse(addr, d, "unlock");
 		break;
 	case ODEBUG_STATE_NOTAVAILABLE:
 		if (lock && !odebug_builtin_full()) {
@@ -59,7 +59,7 @@ static void mutex_bad(void *addr, bool lock)
 		}
 		/* fall through */
 	default:
-		odebug_b_absent(addr, d, lock ? "activate" : "unlock");
+		odebug_builtin_absent(addr, d, lock ? "activate" : "unlock");
 		break;
 	}
 	errno = saved;
@@ -71,16 +71,16 @@ static void mutex_bad(void *addr, bool lock)
  * where glibc took pattern bits for a type); otherwise an EINVAL (@einval)
  * is a destroyed mutex's refusal, or an untracked one's first use.
  */
-void odebug_b_mutex_refused(void *addr, bool einval)
+void odebug_builtin_mutex_refused(void *addr, bool einval)
 {
 	if (odebug_glibc_mutex_kind_bad(addr))
 		mutex_bad(addr, true);
 	else if (einval)
-		odebug_b_use(addr, &odebug_mutex_descr, BOP_PEEK, 0, "lock");
+		odebug_builtin_use(addr, &odebug_mutex_descr, BUILTIN_PEEK, 0, "lock");
 }
 
 /* Before an unlock that missed the cache: true when the words are no mutex (reported). */
-bool odebug_b_mutex_unlock_bad(void *addr)
+bool odebug_builtin_mutex_unlock_bad(void *addr)
 {
 	if (likely(!odebug_glibc_mutex_kind_bad(addr)))
 		return false;
@@ -95,14 +95,14 @@ bool odebug_b_mutex_unlock_bad(void *addr)
  * exist or gets in beside real ones.  "unlock <state>", the tracker's
  * state ("unlock not available" when untracked); true when reported.
  */
-bool odebug_b_rwlock_unlock_unheld(void *addr)
+bool odebug_builtin_rwlock_unlock_unheld(void *addr)
 {
 	int saved;
 
 	if (likely(!odebug_glibc_rwlock_unheld(addr)))
 		return false;
 	saved = errno;
-	odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock");
+	odebug_builtin_misuse(addr, &odebug_rwlock_descr, "unlock");
 	errno = saved;
 	return true;
 }

@@ -58,7 +58,7 @@ static int forked;	/* in a fork() child: locks held at the fork may be re-initia
 ODEBUG_TLS int odebug_self_tid;
 
 /* This thread's id, cached (glibc's mutex __owner holds the same). */
-int odebug_b_self(void)
+int odebug_builtin_self_tid(void)
 {
 	if (unlikely(!odebug_self_tid))
 		odebug_self_tid = odebug_gettid();
@@ -90,7 +90,7 @@ bool odebug_builtin_full(void)
 static bool fixup_init(void *addr, enum debug_obj_state state)
 {
 	(void)state;
-	return odebug_builtin_step(addr, NULL, BOP_RESET, 0) != ODEBUG_STATE_NOTAVAILABLE;
+	return odebug_builtin_step(addr, NULL, BUILTIN_RESET, 0) != ODEBUG_STATE_NOTAVAILABLE;
 }
 
 static void init_quiet(void *addr, const struct debug_obj_descr *d);
@@ -138,7 +138,7 @@ static bool is_builtin(const struct debug_obj_descr *d)
  * the state before, or -1 to leave the step to the locked path.
  */
 static inline __attribute__((always_inline)) int
-fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op)
 {
 	struct odebug_tracker *t;
 	unsigned int state;
@@ -150,7 +150,7 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 	if (!t || odebug_word_descr(w) != d)
 		return -1;
 	state = odebug_word_state(w);
-	if (op == BOP_USE) {	/* glibc keeps the hold: once INACTIVE, no write */
+	if (op == BUILTIN_USE) {	/* glibc keeps the hold: once INACTIVE, no write */
 		if (state == ODEBUG_STATE_INACTIVE || state == ODEBUG_STATE_ACTIVE)
 			return (int)state;
 		if (state != ODEBUG_STATE_INIT || odebug_word_busy(w))
@@ -160,13 +160,13 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 	switch (state) {
 	case ODEBUG_STATE_INIT:
 	case ODEBUG_STATE_INACTIVE:
-		if (op == BOP_UNLOCK)
+		if (op == BUILTIN_UNLOCK)
 			return (int)state;	/* not held: no change */
 		if (odebug_word_busy(w))
 			return -1;
 		return odebug_tracker_move(t, w, ODEBUG_STATE_ACTIVE) ? (int)state : -1;
 	case ODEBUG_STATE_ACTIVE:
-		if (op == BOP_LOCK)
+		if (op == BUILTIN_LOCK)
 			return (int)state;	/* a release we missed: no change */
 		if (odebug_word_busy(w))
 			return -1;
@@ -180,7 +180,7 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
 
 /* The step under the bucket lock: out of line, the lockless one's frame stays small. */
 static __attribute__((noinline)) int
-step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
+step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op, unsigned int arg)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 	struct odebug_tracker *t;
@@ -189,7 +189,7 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, uns
 	int state, next;
 	uint64_t w;
 
-	if (unlikely(odebug_opt.origins) && (op == BOP_LOCK || op == BOP_RDLOCK || op == BOP_WAIT))
+	if (unlikely(odebug_opt.origins) && (op == BUILTIN_LOCK || op == BUILTIN_RDLOCK || op == BUILTIN_WAIT))
 		origin = odebug_origin_here();
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
@@ -205,13 +205,13 @@ again:
 	}
 	astate = t->astate;
 	switch (op) {
-	case BOP_PEEK:
+	case BUILTIN_PEEK:
 		break;
-	case BOP_USE:
+	case BUILTIN_USE:
 		if (state == ODEBUG_STATE_INIT)
 			next = ODEBUG_STATE_INACTIVE;
 		break;
-	case BOP_SYNC:
+	case BUILTIN_SYNC:
 		if (d == &odebug_rwlock_descr) {	/* the readers glibc counts */
 			unsigned int n;
 
@@ -236,42 +236,42 @@ again:
 		else if (state == ODEBUG_STATE_ACTIVE)
 			next = ODEBUG_STATE_INACTIVE;
 		break;
-	case BOP_LOCK:
-	case BOP_RDLOCK:
-	case BOP_WAIT:
+	case BUILTIN_LOCK:
+	case BUILTIN_RDLOCK:
+	case BUILTIN_WAIT:
 		if (state == ODEBUG_STATE_ACTIVE) {
-			if (op != BOP_LOCK)
+			if (op != BUILTIN_LOCK)
 				astate++;
 			break;
 		}
 		if (state == ODEBUG_STATE_DESTROYED)
 			break;
 		next = ODEBUG_STATE_ACTIVE;
-		astate = op != BOP_LOCK;
+		astate = op != BUILTIN_LOCK;
 		break;
-	case BOP_ARRIVE:	/* @arg: glibc's count of arrivals with ours, 0: the last */
+	case BUILTIN_ARRIVE:	/* @arg: glibc's count of arrivals with ours, 0: the last */
 		if (state == ODEBUG_STATE_DESTROYED)
 			break;
 		astate = odebug_glibc_barrier_arrival(addr, state, astate, arg);
 		next = astate ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE;
 		break;
-	case BOP_UNLOCK:
-	case BOP_RDUNLOCK:
-	case BOP_WAKE_ONE:
+	case BUILTIN_UNLOCK:
+	case BUILTIN_RDUNLOCK:
+	case BUILTIN_WAKE_ONE:
 		if (state != ODEBUG_STATE_ACTIVE)
 			break;
-		if (op != BOP_UNLOCK && astate > 1) {
+		if (op != BUILTIN_UNLOCK && astate > 1) {
 			astate--;
 			break;
 		}
 		/* fall through */
-	case BOP_WAKE_ALL:
+	case BUILTIN_WAKE_ALL:
 		if (state != ODEBUG_STATE_ACTIVE)
 			break;
 		astate = 0;
 		next = ODEBUG_STATE_INACTIVE;
 		break;
-	case BOP_RESET:
+	case BUILTIN_RESET:
 		if (state == ODEBUG_STATE_DESTROYED)
 			break;
 		astate = 0;
@@ -283,7 +283,7 @@ again:
 		if (!odebug_tracker_move_busy(t, w, (unsigned int)next, astate))
 			goto again;
 		t->astate = astate;
-		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BOP_ARRIVE)
+		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BUILTIN_ARRIVE)
 			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
 	}
 	odebug_bucket_unlock(b);
@@ -298,11 +298,11 @@ again:
  * lock): that object is left to its owner.
  */
 static inline __attribute__((always_inline)) int
-step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned int arg)
+step(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op, unsigned int arg)
 {
 	int state;
 
-	if ((op == BOP_LOCK || op == BOP_UNLOCK || op == BOP_USE) && d) {
+	if ((op == BUILTIN_LOCK || op == BUILTIN_UNLOCK || op == BUILTIN_USE) && d) {
 		state = fast_step(addr, d, op);
 		if (likely(state >= 0))
 			return state;
@@ -312,7 +312,7 @@ step(void *addr, const struct debug_obj_descr *d, enum odebug_bop op, unsigned i
 
 /* The same, out of line, for every other caller. */
 int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
-			enum odebug_bop op, unsigned int arg)
+			enum odebug_builtin_op op, unsigned int arg)
 {
 	return step(addr, d, op, arg);
 }
@@ -327,7 +327,7 @@ static void mutex_tracked(const struct debug_obj_descr *d)
 
 /*
  * Before the table decides on a mutex whose hold glibc keeps: its tracker
- * takes the hold the words show (BOP_SYNC).  Not in tracked mode: that
+ * takes the hold the words show (BUILTIN_SYNC).  Not in tracked mode: that
  * tracker is exact, and before an init on the stack the words are
  * whatever the frame held last.
  */
@@ -338,14 +338,14 @@ static void mutex_sync(void *addr)
 	/* The process-shared bit is read under the lock, once tracked: before an
 	 * init, untracked memory may be uninitialised. */
 	if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
-		step_locked(addr, &odebug_mutex_descr, BOP_SYNC, 0);
+		step_locked(addr, &odebug_mutex_descr, BUILTIN_SYNC, 0);
 }
 
 /* The same for an rwlock's readers, which glibc's __readers keeps. */
 static void rwlock_sync(void *addr)
 {
 	if (!odebug_glibc_rwlock_tracked_mode(addr))
-		step_locked(addr, &odebug_rwlock_descr, BOP_SYNC, 0);
+		step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
 }
 
 /* Track @addr as initialised, on-stack when it is (no stack note). */
@@ -382,7 +382,7 @@ static void track_static(void *addr, const struct debug_obj_descr *d)
 }
 
 /* A misuse no public call describes: "<op> <state>", the tracker as it is. */
-void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *opname)
+void odebug_builtin_misuse(void *addr, const struct debug_obj_descr *d, const char *opname)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 	struct odebug_tracker *t;
@@ -412,23 +412,23 @@ void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *op
  * available", and the fixup tracks it.  Then the step is made.
  */
 static int untracked(void *addr, const struct debug_obj_descr *d,
-		     enum odebug_bop op, unsigned int arg, const char *opname)
+		     enum odebug_builtin_op op, unsigned int arg, const char *opname)
 {
 	if (over_limit())
 		return ODEBUG_STATE_NOTAVAILABLE;
 	if (d->is_static_object(addr)) {
 		track_static(addr, d);
 	} else if (d == &odebug_cond_descr) {	/* the use's own word: "wait not available" */
-		odebug_b_absent(addr, d, opname);
+		odebug_builtin_absent(addr, d, opname);
 		init_quiet(addr, d);
 	} else {
 		debug_object_activate(addr, d);
 	}
 	/* Tracking looked up this thread's stack: the mutex's mode may be known now. */
-	if (d == &odebug_mutex_descr && (op == BOP_LOCK || op == BOP_USE))
-		op = odebug_glibc_tracked_mode(addr) ? BOP_LOCK : BOP_USE;
-	else if (d == &odebug_rwlock_descr && (op == BOP_RDLOCK || op == BOP_USE))
-		op = odebug_glibc_rwlock_tracked_mode(addr) ? BOP_RDLOCK : BOP_USE;
+	if (d == &odebug_mutex_descr && (op == BUILTIN_LOCK || op == BUILTIN_USE))
+		op = odebug_glibc_tracked_mode(addr) ? BUILTIN_LOCK : BUILTIN_USE;
+	else if (d == &odebug_rwlock_descr && (op == BUILTIN_RDLOCK || op == BUILTIN_USE))
+		op = odebug_glibc_rwlock_tracked_mode(addr) ? BUILTIN_RDLOCK : BUILTIN_USE;
 	return odebug_builtin_step(addr, d, op, arg);
 }
 
@@ -441,7 +441,7 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
  * in a fork() child a lock that was held at the fork (allocators do it),
  * unless glibc shows this very thread holding it.
  */
-void odebug_b_init(void *addr, const struct debug_obj_descr *d)
+void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d)
 {
 	int state;
 
@@ -451,7 +451,7 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 	} else if (d == &odebug_rwlock_descr) {
 		rwlock_sync(addr);
 	}
-	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
+	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
 	switch (state) {
 	case ODEBUG_STATE_FOREIGN:
@@ -466,8 +466,8 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 	case ODEBUG_STATE_ACTIVE:
 		if (odebug_load(&forked) &&
 		    (d != &odebug_mutex_descr ||
-		     odebug_glibc_as_mutex(addr)->__data.__owner != odebug_b_self()))
-			odebug_builtin_step(addr, d, BOP_RESET, 0);
+		     odebug_glibc_as_mutex(addr)->__data.__owner != odebug_builtin_self_tid()))
+			odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
 		break;
 	default:
 		break;
@@ -476,23 +476,23 @@ void odebug_b_init(void *addr, const struct debug_obj_descr *d)
 }
 
 /* Before *_destroy: held or waited on is "destroy active". */
-void odebug_b_destroy(void *addr, const struct debug_obj_descr *d)
+void odebug_builtin_object_destroy(void *addr, const struct debug_obj_descr *d)
 {
 	int state;
 
 	if (d == &odebug_rwlock_descr)
 		rwlock_sync(addr);
-	state = odebug_builtin_step(addr, d, BOP_PEEK, 0);
+	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
 	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
 		debug_object_destroy(addr, d);
 }
 
 /* Before pthread_mutex_destroy (and mtx_destroy): the state, synced. */
-int odebug_b_mutex_peek(void *addr)
+int odebug_builtin_mutex_peek(void *addr)
 {
 	mutex_sync(addr);
-	return odebug_builtin_step(addr, &odebug_mutex_descr, BOP_PEEK, 0);
+	return odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_PEEK, 0);
 }
 
 /*
@@ -500,7 +500,7 @@ int odebug_b_mutex_peek(void *addr)
  * follows glibc's verdict: destroyed only if it was.  @before is the
  * state peeked before the call.
  */
-void odebug_b_mutex_destroy(void *addr, int result, int before)
+void odebug_builtin_mutex_destroy(void *addr, int result, int before)
 {
 	const struct debug_obj_descr *d = &odebug_mutex_descr;
 
@@ -509,17 +509,17 @@ void odebug_b_mutex_destroy(void *addr, int result, int before)
 	if (before == ODEBUG_STATE_FOREIGN || before == ODEBUG_STATE_NOTAVAILABLE)
 		return;
 	if (result == 0 && before == ODEBUG_STATE_ACTIVE)	/* a release we missed */
-		odebug_builtin_step(addr, d, BOP_RESET, 0);
+		odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
 	if (result == 0 || before == ODEBUG_STATE_ACTIVE)
 		debug_object_destroy(addr, d);
 }
 
 /*
- * After a successful lock (@op BOP_LOCK or BOP_RDLOCK).  Already ACTIVE is
+ * After a successful lock (@op BUILTIN_LOCK or BUILTIN_RDLOCK).  Already ACTIVE is
  * not reported: glibc just granted the lock, so a release went unseen.
  */
 static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_obj_descr *d,
-						 enum odebug_bop op, int state)
+						 enum odebug_builtin_op op, int state)
 {
 	int saved = errno;
 
@@ -558,7 +558,7 @@ static void mcache_update(void *addr, const struct debug_obj_descr *d, bool trac
 #endif
 }
 
-void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop op)
+void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op)
 {
 	bool tracked = true;
 	int state;
@@ -566,37 +566,37 @@ void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop 
 	if (d == &odebug_mutex_descr) {
 		tracked = odebug_glibc_tracked_mode(addr);
 		if (!tracked)
-			op = BOP_USE;	/* glibc's words keep the hold: nothing to write */
-	} else if (d == &odebug_rwlock_descr && op == BOP_RDLOCK) {
+			op = BUILTIN_USE;	/* glibc's words keep the hold: nothing to write */
+	} else if (d == &odebug_rwlock_descr && op == BUILTIN_RDLOCK) {
 		tracked = odebug_glibc_rwlock_tracked_mode(addr);
 		if (!tracked)
-			op = BOP_USE;	/* glibc's __readers keeps the read hold */
+			op = BUILTIN_USE;	/* glibc's __readers keeps the read hold */
 	}
-	if (op == BOP_USE)
-		state = step(addr, d, BOP_USE, 0);
-	else if (op == BOP_LOCK)
-		state = step(addr, d, BOP_LOCK, 0);
+	if (op == BUILTIN_USE)
+		state = step(addr, d, BUILTIN_USE, 0);
+	else if (op == BUILTIN_LOCK)
+		state = step(addr, d, BUILTIN_LOCK, 0);
 	else
-		state = step(addr, d, BOP_RDLOCK, 0);
+		state = step(addr, d, BUILTIN_RDLOCK, 0);
 
 	if (unlikely(state != ODEBUG_STATE_INIT && state != ODEBUG_STATE_INACTIVE &&
 		     state != ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_FOREIGN)) {
 		lock_slow(addr, d, op, state);
 		if (d == &odebug_mutex_descr)
 			tracked = odebug_glibc_tracked_mode(addr);	/* the stack may be known now */
-		else if (op == BOP_USE)
+		else if (op == BUILTIN_USE)
 			tracked = odebug_glibc_rwlock_tracked_mode(addr);
 	}
-	if (d == &odebug_mutex_descr || (d == &odebug_rwlock_descr && op != BOP_LOCK))
+	if (d == &odebug_mutex_descr || (d == &odebug_rwlock_descr && op != BUILTIN_LOCK))
 		mcache_update(addr, d, tracked);
 }
 
 /*
  * Any other use: waits, wakes, barrier arrivals, failed locks (@op
- * BOP_PEEK).  Untracked objects are taken up as static ones; destroyed
+ * BUILTIN_PEEK).  Untracked objects are taken up as static ones; destroyed
  * ones are reported as "@opname destroyed".
  */
-void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop op,
+void odebug_builtin_use(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op,
 		  unsigned int arg, const char *opname)
 {
 	int state = odebug_builtin_step(addr, d, op, arg);
@@ -604,16 +604,16 @@ void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop o
 	if (likely(state != ODEBUG_STATE_NOTAVAILABLE && state != ODEBUG_STATE_DESTROYED))
 		return;
 	if (state == ODEBUG_STATE_NOTAVAILABLE) {
-		if (op != BOP_WAKE_ONE && op != BOP_WAKE_ALL)
+		if (op != BUILTIN_WAKE_ONE && op != BUILTIN_WAKE_ALL)
 			untracked(addr, d, op, arg, opname);
 		else if (!d->is_static_object(addr))	/* nobody waits: only memory that is none */
-			untracked(addr, d, BOP_PEEK, 0, opname);
+			untracked(addr, d, BUILTIN_PEEK, 0, opname);
 		return;
 	}
-	if (op == BOP_PEEK)
+	if (op == BUILTIN_PEEK)
 		debug_object_activate(addr, d);	/* a lock refused: "activate destroyed" */
 	else
-		odebug_b_misuse(addr, d, opname);
+		odebug_builtin_misuse(addr, d, opname);
 }
 
 /*
@@ -662,7 +662,7 @@ static bool post_changes_nothing(void *addr)
 }
 
 /* Before sem_post(), with the semaphore family on; errno kept. */
-void odebug_b_post(void *addr)
+void odebug_builtin_post(void *addr)
 {
 	uint64_t mask;
 	int saved;
@@ -674,16 +674,16 @@ void odebug_b_post(void *addr)
 	saved = errno;
 	mask = async_signals_block();
 	if (odebug_builtin_active(ODEBUG_BUILTIN_SEM))
-		odebug_b_use(addr, &odebug_sem_descr, BOP_WAKE_ONE, 0, "post");
+		odebug_builtin_use(addr, &odebug_sem_descr, BUILTIN_WAKE_ONE, 0, "post");
 	async_signals_restore(mask);
 	errno = saved;
 }
 
 /* EOWNERDEAD: the dead owner's hold ends, ours begins. */
-void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d)
+void odebug_builtin_owner_died(void *addr, const struct debug_obj_descr *d)
 {
-	odebug_builtin_step(addr, d, BOP_RESET, 0);
-	odebug_b_lock(addr, d, BOP_LOCK);
+	odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
+	odebug_builtin_lock(addr, d, BUILTIN_LOCK);
 }
 
 static bool unlock_by_nonowner(void *addr)
@@ -691,13 +691,13 @@ static bool unlock_by_nonowner(void *addr)
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
 	int owner = odebug_glibc_mutex_owner(m), saved;
 
-	if (owner == odebug_b_self() || owner <= 0 || !odebug_glibc_mutex_held(addr))
+	if (owner == odebug_builtin_self_tid() || owner <= 0 || !odebug_glibc_mutex_held(addr))
 		return false;
 	saved = errno;
 	mutex_sync(addr);
-	odebug_b_misuse(addr, &odebug_mutex_descr, "unlock non-owner");
+	odebug_builtin_misuse(addr, &odebug_mutex_descr, "unlock non-owner");
 	if (!odebug_glibc_unlock_checks_owner(m)) {
-		odebug_builtin_step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
+		odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
 		odebug_orphan_add((uintptr_t)addr, owner);
 	}
 	errno = saved;
@@ -712,18 +712,18 @@ static bool unlock_by_nonowner(void *addr)
  * nothing to do unless the tracker keeps it (a lock taken before we
  * started ends silently).
  */
-void odebug_b_mutex_unlock(void *addr)
+void odebug_builtin_mutex_unlock(void *addr)
 {
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
 
-	if (unlikely(odebug_b_mutex_unlock_bad(addr)))
+	if (unlikely(odebug_builtin_mutex_unlock_bad(addr)))
 		return;
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
 		int saved = errno;
 
-		if (!odebug_orphan_take((uintptr_t)addr, odebug_b_self())) {
+		if (!odebug_orphan_take((uintptr_t)addr, odebug_builtin_self_tid())) {
 			mutex_sync(addr);
-			odebug_b_misuse(addr, &odebug_mutex_descr, "unlock");
+			odebug_builtin_misuse(addr, &odebug_mutex_descr, "unlock");
 		}
 		errno = saved;
 		return;
@@ -736,7 +736,7 @@ void odebug_b_mutex_unlock(void *addr)
 	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
 		return;
 	if (odebug_glibc_tracked_mode(addr))
-		step(addr, &odebug_mutex_descr, BOP_UNLOCK, 0);
+		step(addr, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
 }
 
 /*
@@ -745,25 +745,25 @@ void odebug_b_mutex_unlock(void *addr)
  * means the caller holds nothing: "unlock non-owner" (glibc takes it for a
  * reader's unlock and breaks the lock's count); the writer keeps its hold.
  */
-void odebug_b_rwlock_unlock(void *addr)
+void odebug_builtin_rwlock_unlock(void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
 	int cur = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
-	bool writer = cur == odebug_b_self();
+	bool writer = cur == odebug_builtin_self_tid();
 
 	if (unlikely(cur && !writer) && odebug_glibc_thread_alive(cur)) {
-		odebug_b_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
+		odebug_builtin_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
 		return;
 	}
 	if (writer) {
-		odebug_builtin_step(addr, &odebug_rwlock_descr, BOP_UNLOCK, 0);
+		odebug_builtin_step(addr, &odebug_rwlock_descr, BUILTIN_UNLOCK, 0);
 		return;
 	}
-	if (unlikely(odebug_b_rwlock_unlock_unheld(addr)) || odebug_rwlock_cached(addr))
+	if (unlikely(odebug_builtin_rwlock_unlock_unheld(addr)) || odebug_rwlock_cached(addr))
 		return;
 	/* glibc's __readers shows the release, unless the tracker counts readers. */
 	if (odebug_glibc_rwlock_tracked_mode(addr))
-		odebug_builtin_step(addr, &odebug_rwlock_descr, BOP_RDUNLOCK, 0);
+		odebug_builtin_step(addr, &odebug_rwlock_descr, BUILTIN_RDUNLOCK, 0);
 }
 
 /*
@@ -790,30 +790,30 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
  * inside, unseen: the hold ends before the call and begins again after.
  * The caller must hold the mutex: glibc's __owner says whether it does.
  */
-void odebug_b_cond_wait_begin(void *cond, void *mutex)
+void odebug_builtin_cond_wait_begin(void *cond, void *mutex)
 {
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(mutex);
 
 	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) ||
-		     m->__data.__owner != odebug_b_self())) {
+		     m->__data.__owner != odebug_builtin_self_tid())) {
 		mutex_sync(mutex);
-		odebug_b_misuse(mutex, &odebug_mutex_descr, "cond_wait non-owner");
+		odebug_builtin_misuse(mutex, &odebug_mutex_descr, "cond_wait non-owner");
 	}
-	odebug_b_use(cond, &odebug_cond_descr, BOP_WAIT, 0, "wait");
+	odebug_builtin_use(cond, &odebug_cond_descr, BUILTIN_WAIT, 0, "wait");
 	/* glibc's words show the release inside the wait by themselves. */
 	if (odebug_glibc_tracked_mode(mutex) &&
 	    !((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
-		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_UNLOCK, 0);
+		odebug_builtin_step(mutex, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
 }
 
 /* After the wait (returned, timed out, or cancelled): glibc holds the mutex again. */
-void odebug_b_cond_wait_end(void *cond, void *mutex)
+void odebug_builtin_cond_wait_end(void *cond, void *mutex)
 {
 	int saved = errno;
 
 	if (odebug_glibc_tracked_mode(mutex))
-		odebug_builtin_step(mutex, &odebug_mutex_descr, BOP_LOCK, 0);
-	odebug_builtin_step(cond, &odebug_cond_descr, BOP_WAKE_ONE, 0);
+		odebug_builtin_step(mutex, &odebug_mutex_descr, BUILTIN_LOCK, 0);
+	odebug_builtin_step(cond, &odebug_cond_descr, BUILTIN_WAKE_ONE, 0);
 	errno = saved;
 }
 

@@ -105,7 +105,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
 		return fn##_body(next, ODEBUG_ARGS args);			\
 	}
 
-/* This thread's id as glibc's __owner shows it (0 until odebug_b_self() ran). */
+/* This thread's id as glibc's __owner shows it (0 until odebug_builtin_self_tid() ran). */
 extern ODEBUG_TLS int odebug_self_tid;
 
 /* Does glibc record the calling thread as @addr's owner?  (One load and compare.) */
@@ -191,44 +191,44 @@ static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */
-enum odebug_bop {
-	BOP_PEEK,	/* nothing: report the state */
-	BOP_LOCK,	/* INIT/INACTIVE -> ACTIVE (held by one) */
-	BOP_UNLOCK,	/* ACTIVE -> INACTIVE */
-	BOP_RDLOCK,	/* -> ACTIVE, one more reader */
-	BOP_RDUNLOCK,	/* one reader less; the last -> INACTIVE */
-	BOP_WAIT,	/* -> ACTIVE, one more waiter */
-	BOP_WAKE_ONE,	/* one waiter less (never below zero) */
-	BOP_WAKE_ALL,	/* no waiter left: INACTIVE */
-	BOP_ARRIVE,	/* barrier: arg waiters (0: the last arrived, all go) */
-	BOP_RESET,	/* -> INIT, no reader or waiter */
-	BOP_USE,	/* a mutex locked, its hold kept by glibc: INIT -> INACTIVE */
-	BOP_SYNC,	/* a mutex or rwlock: ACTIVE if its words show it held, else not */
+enum odebug_builtin_op {
+	BUILTIN_PEEK,	/* nothing: report the state */
+	BUILTIN_LOCK,	/* INIT/INACTIVE -> ACTIVE (held by one) */
+	BUILTIN_UNLOCK,	/* ACTIVE -> INACTIVE */
+	BUILTIN_RDLOCK,	/* -> ACTIVE, one more reader */
+	BUILTIN_RDUNLOCK,	/* one reader less; the last -> INACTIVE */
+	BUILTIN_WAIT,	/* -> ACTIVE, one more waiter */
+	BUILTIN_WAKE_ONE,	/* one waiter less (never below zero) */
+	BUILTIN_WAKE_ALL,	/* no waiter left: INACTIVE */
+	BUILTIN_ARRIVE,	/* barrier: arg waiters (0: the last arrived, all go) */
+	BUILTIN_RESET,	/* -> INIT, no reader or waiter */
+	BUILTIN_USE,	/* a mutex locked, its hold kept by glibc: INIT -> INACTIVE */
+	BUILTIN_SYNC,	/* a mutex or rwlock: ACTIVE if its words show it held, else not */
 };
 /* Returned by a step on an address tracked with another descriptor. */
 #define ODEBUG_STATE_FOREIGN ODEBUG_STATE_MAX
 
 int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
-			enum odebug_bop op, unsigned int arg);
+			enum odebug_builtin_op op, unsigned int arg);
 
 /* The events, called by the interposers (builtin.c). */
-void odebug_b_init(void *addr, const struct debug_obj_descr *d);
-void odebug_b_destroy(void *addr, const struct debug_obj_descr *d);
-void odebug_b_lock(void *addr, const struct debug_obj_descr *d, enum odebug_bop op);
-void odebug_b_use(void *addr, const struct debug_obj_descr *d, enum odebug_bop op,
+void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d);
+void odebug_builtin_object_destroy(void *addr, const struct debug_obj_descr *d);
+void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op);
+void odebug_builtin_use(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op,
 		  unsigned int arg, const char *opname);
-void odebug_b_misuse(void *addr, const struct debug_obj_descr *d, const char *opname);
-void odebug_b_owner_died(void *addr, const struct debug_obj_descr *d);
-void odebug_b_post(void *addr);	/* sem_post: async-signal-safe, jumps out survived */
+void odebug_builtin_misuse(void *addr, const struct debug_obj_descr *d, const char *opname);
+void odebug_builtin_owner_died(void *addr, const struct debug_obj_descr *d);
+void odebug_builtin_post(void *addr);	/* sem_post: async-signal-safe, jumps out survived */
 
 /* Mutexes (glibc's structure tells whether and by whom one is held). */
-int odebug_b_mutex_peek(void *addr);
-void odebug_b_mutex_destroy(void *addr, int result, int before);
-void odebug_b_mutex_unlock(void *addr);
-void odebug_b_cond_wait_begin(void *cond, void *mutex);
-void odebug_b_cond_wait_end(void *cond, void *mutex);
-void odebug_b_rwlock_unlock(void *addr);
-int odebug_b_self(void);
+int odebug_builtin_mutex_peek(void *addr);
+void odebug_builtin_mutex_destroy(void *addr, int result, int before);
+void odebug_builtin_mutex_unlock(void *addr);
+void odebug_builtin_cond_wait_begin(void *cond, void *mutex);
+void odebug_builtin_cond_wait_end(void *cond, void *mutex);
+void odebug_builtin_rwlock_unlock(void *addr);
+int odebug_builtin_self_tid(void);
 
 /*
  * The free check of live memory (freecheck.c), under the bucket lock:
@@ -270,10 +270,10 @@ unsigned int odebug_glibc_rwlock_readers(const void *addr);
 bool odebug_glibc_rwlock_tracked_mode(const void *addr);
 
 /* builtin-misuse.c: memory used as an object of the type that holds none. */
-void odebug_b_absent(void *addr, const struct debug_obj_descr *d, const char *opname);
-void odebug_b_mutex_refused(void *addr, bool einval);
-bool odebug_b_mutex_unlock_bad(void *addr);
-bool odebug_b_rwlock_unlock_unheld(void *addr);
+void odebug_builtin_absent(void *addr, const struct debug_obj_descr *d, const char *opname);
+void odebug_builtin_mutex_refused(void *addr, bool einval);
+bool odebug_builtin_mutex_unlock_bad(void *addr);
+bool odebug_builtin_rwlock_unlock_unheld(void *addr);
 int odebug_glibc_mutex_owner(const pthread_mutex_t *m);
 bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m);
 

@@ -383,6 +383,6 @@ bool odebug_held_ext_fixup(void *t, enum debug_obj_state state)
 	while ((n = odebug_xhold_list(family, addr, c, BATCH, 0)))
 		for (i = 0; i < n; i++)
 			end_copy(&c[i]);
-	odebug_builtin_step(t, ops_of(family)->descr, BOP_UNLOCK, 0);
+	odebug_builtin_step(t, ops_of(family)->descr, BUILTIN_UNLOCK, 0);
 	return all;
 }

@@ -45,7 +45,7 @@ static bool live(const struct odebug_xhold *h)
 	stack_t cur;
 	int saved = errno, r;
 
-	if (h->tid != odebug_b_self())
+	if (h->tid != odebug_builtin_self_tid())
 		return odebug_held_thread_alive(h->tid);
 	if (odebug_on_stack(h->addr, &base))
 		return false;
@@ -60,7 +60,7 @@ static void describe(const struct odebug_xhold *h, struct odebug_buf *b)
 {
 	odebug_puts(b, "sigaltstack of thread ");
 	odebug_put_dec(b, (unsigned long)h->tid);
-	odebug_puts(b, h->tid == odebug_b_self() ? " (this thread)" : " (another thread)");
+	odebug_puts(b, h->tid == odebug_builtin_self_tid() ? " (this thread)" : " (another thread)");
 }
 
 static bool fixup(const struct odebug_xhold *h)
@@ -68,7 +68,7 @@ static bool fixup(const struct odebug_xhold *h)
 	stack_t off = { .ss_flags = SS_DISABLE };
 	int saved = errno, r;
 
-	if (h->tid != odebug_b_self() || !odebug_held_sigaltstack_call)
+	if (h->tid != odebug_builtin_self_tid() || !odebug_held_sigaltstack_call)
 		return false;
 	r = odebug_held_sigaltstack_call(&off, NULL);	/* EPERM while running on it */
 	errno = saved;
@@ -88,7 +88,7 @@ const struct odebug_held_ext_ops odebug_held_sigstack_ops = {
 /* After a successful sigaltstack(@ss, ...) with @ss not NULL, on this thread. */
 void odebug_held_sigstack_set(const stack_t *ss)
 {
-	int self = odebug_b_self();
+	int self = odebug_builtin_self_tid();
 
 	if (!(ss->ss_flags & SS_DISABLE) && odebug_held_pointer((uintptr_t)ss->ss_sp))
 		odebug_xhold_set(ODEBUG_HELD_SIGSTACK, 0, self, (uintptr_t)ss->ss_sp,

@@ -40,7 +40,7 @@
  */
 static bool live(const struct odebug_xhold *h)
 {
-	if (h->tid && h->tid == odebug_b_self())
+	if (h->tid && h->tid == odebug_builtin_self_tid())
 		return false;
 	if (!(h->flags & ODEBUG_TSTACK_DETACHED))
 		return true;
@@ -50,7 +50,7 @@ static bool live(const struct odebug_xhold *h)
 /* A joinable thread's own exit check: its joiner still needs the stack. */
 static bool keep(const struct odebug_xhold *h)
 {
-	return h->tid == odebug_b_self() && !(h->flags & ODEBUG_TSTACK_DETACHED);
+	return h->tid == odebug_builtin_self_tid() && !(h->flags & ODEBUG_TSTACK_DETACHED);
 }
 
 static void describe(const struct odebug_xhold *h, struct odebug_buf *b)
@@ -118,7 +118,7 @@ void odebug_held_thread_begin(uintptr_t routine, void *stack, size_t size, bool 
 
 	if (!odebug_held_active())
 		return;
-	self = odebug_b_self();
+	self = odebug_builtin_self_tid();
 	/* A record only (no held memory): its address is a marker, not the routine's. */
 	odebug_xhold_set(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), self, 1, 0, routine);
 	if (!odebug_held_pointer((uintptr_t)stack) || !size)
@@ -190,5 +190,5 @@ void odebug_held_tstack_exit_checked(void)
 void odebug_held_thread_end(void)
 {
 	if (odebug_load(&odebug_xhold_count[ODEBUG_HELD_THREAD]) && odebug_held_live())
-		odebug_xhold_end(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), odebug_b_self());
+		odebug_xhold_end(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), odebug_builtin_self_tid());
 }

@@ -285,14 +285,14 @@ void odebug_held_track(void *t, const struct debug_obj_descr *d,
 	int s;
 
 	if (!want) {
-		odebug_builtin_step(t, d, BOP_UNLOCK, 0);
+		odebug_builtin_step(t, d, BUILTIN_UNLOCK, 0);
 		if (alt)
-			odebug_builtin_step(t, alt, BOP_UNLOCK, 0);
+			odebug_builtin_step(t, alt, BUILTIN_UNLOCK, 0);
 		return;
 	}
-	s = odebug_builtin_step(t, d, BOP_LOCK, 0);
+	s = odebug_builtin_step(t, d, BUILTIN_LOCK, 0);
 	if (s == ODEBUG_STATE_FOREIGN && alt)
-		s = odebug_builtin_step(t, alt, BOP_LOCK, 0);
+		s = odebug_builtin_step(t, alt, BUILTIN_LOCK, 0);
 	if (s != ODEBUG_STATE_NOTAVAILABLE || odebug_builtin_full())
 		return;
 	/* As builtin.c's track_static: made once, even by two threads at once. */
@@ -311,7 +311,7 @@ void odebug_held_track(void *t, const struct debug_obj_descr *d,
 		debug_object_init_on_stack(t, d);
 	else
 		debug_object_assert_init(t, d);
-	odebug_builtin_step(t, d, BOP_LOCK, 0);
+	odebug_builtin_step(t, d, BUILTIN_LOCK, 0);
 }
 
 /*
@@ -767,7 +767,7 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 			hold_unlock();
 		}
 	}
-	odebug_builtin_step(t, descr_of(family), BOP_UNLOCK, 0);
+	odebug_builtin_step(t, descr_of(family), BUILTIN_UNLOCK, 0);
 	return true;
 }
 

@@ -20,7 +20,7 @@
 #include "held-io.h"
 #include "interpose.h"
 
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 static __attribute__((noinline)) void submitted(const struct aiocb *cb, int op)
 {
@@ -46,14 +46,14 @@ rw_on(int (*next)(struct aiocb *), struct aiocb *cb, int op)
 
 ODEBUG_INLINE int read_(int (*next)(struct aiocb *), struct aiocb *cb)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(cb);
 	return rw_on(next, cb, LIO_READ);
 }
 
 ODEBUG_INLINE int write_(int (*next)(struct aiocb *), struct aiocb *cb)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(cb);
 	return rw_on(next, cb, LIO_WRITE);
 }
@@ -71,7 +71,7 @@ fsync_on(int (*next)(int, struct aiocb *), int op, struct aiocb *cb)
 
 ODEBUG_INLINE int fsync_(int (*next)(int, struct aiocb *), int op, struct aiocb *cb)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(op, cb);
 	return fsync_on(next, op, cb);
 }
@@ -106,7 +106,7 @@ lio_on(int (*next)(int, struct aiocb *const[], int, struct sigevent *), int mode
 ODEBUG_INLINE int lio(int (*next)(int, struct aiocb *const[], int, struct sigevent *),
 		      int mode, struct aiocb *const list[], int n, struct sigevent *sig)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(mode, list, n, sig);
 	return lio_on(next, mode, list, n, sig);
 }

@@ -17,7 +17,7 @@
 #include "interpose.h"
 
 /* Disabled: one load, one branch, a tail call (the enabled path is out of line). */
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 /* epoll's and close's baseline nodes (x86-64: 2.3.2; elsewhere glibc's first). */
 #ifdef __x86_64__
@@ -56,7 +56,7 @@ ctl_on(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
 ODEBUG_INLINE int ctl(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
 		      int fd, struct epoll_event *ev)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(epfd, op, fd, ev);
 	return ctl_on(next, epfd, op, fd, ev);
 }
@@ -90,7 +90,7 @@ wait__on(int (*next)(int, struct epoll_event *, int, int), int epfd,
 ODEBUG_INLINE int wait_(int (*next)(int, struct epoll_event *, int, int), int epfd,
 			struct epoll_event *ev, int max, int timeout)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(epfd, ev, max, timeout);
 	return wait__on(next, epfd, ev, max, timeout);
 }
@@ -113,7 +113,7 @@ pwait_on(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 ODEBUG_INLINE int pwait(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 			int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(epfd, ev, max, timeout, ss);
 	return pwait_on(next, epfd, ev, max, timeout, ss);
 }
@@ -141,7 +141,7 @@ ODEBUG_INLINE int pwait2(int (*next)(int, struct epoll_event *, int, const struc
 			 int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
 			 const sigset_t *ss)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(epfd, ev, max, timeout, ss);
 	return pwait2_on(next, epfd, ev, max, timeout, ss);
 }
@@ -178,7 +178,7 @@ close__on(int (*next)(int), int fd)
 
 ODEBUG_INLINE int close_(int (*next)(int), int fd)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(fd);
 	return close__on(next, fd);
 }

@@ -11,8 +11,8 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
-#define D (&odebug_barrier_descr)
+#define CHECKING odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define DESCR (&odebug_barrier_descr)
 
 /*
  * glibc's struct pthread_barrier: in (arrivals so far), current_round (in
@@ -36,10 +36,10 @@ ODEBUG_INLINE int barrier_init(int (*next)(pthread_barrier_t *, const pthread_ba
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(b, a, n);
 	saved = errno;
-	odebug_b_init(b, D);
+	odebug_builtin_object_init(b, DESCR);
 	errno = saved;
 	return next(b, a, n);
 }
@@ -51,10 +51,10 @@ ODEBUG_INLINE int barrier_destroy(int (*next)(pthread_barrier_t *), pthread_barr
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(b);
 	saved = errno;
-	odebug_b_destroy(b, D);
+	odebug_builtin_object_destroy(b, DESCR);
 	errno = saved;
 	return next(b);
 }
@@ -64,10 +64,10 @@ ODEBUG_INLINE int barrier_wait(int (*next)(pthread_barrier_t *), pthread_barrier
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(b);
 	saved = errno;
-	odebug_b_use(b, D, BOP_ARRIVE, arrival_of(b), "wait");
+	odebug_builtin_use(b, DESCR, BUILTIN_ARRIVE, arrival_of(b), "wait");
 	errno = saved;
 	return next(b);
 }

@@ -18,8 +18,8 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
-#define D (&odebug_cond_descr)
+#define CHECKING odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define DESCR (&odebug_cond_descr)
 
 struct waiting {
 	pthread_cond_t *cond;
@@ -31,7 +31,7 @@ static void wait_cancelled(void *arg)
 {
 	struct waiting *w = arg;
 
-	odebug_b_cond_wait_end(w->cond, w->mutex);
+	odebug_builtin_cond_wait_end(w->cond, w->mutex);
 }
 
 ODEBUG_INLINE int cond_init(int (*next)(pthread_cond_t *, const pthread_condattr_t *),
@@ -39,10 +39,10 @@ ODEBUG_INLINE int cond_init(int (*next)(pthread_cond_t *, const pthread_condattr
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, a);
 	saved = errno;
-	odebug_b_init(c, D);
+	odebug_builtin_object_init(c, DESCR);
 	errno = saved;
 	return next(c, a);
 }
@@ -53,10 +53,10 @@ ODEBUG_INLINE int cond_destroy(int (*next)(pthread_cond_t *), pthread_cond_t *c)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c);
 	saved = errno;
-	odebug_b_destroy(c, D);
+	odebug_builtin_object_destroy(c, DESCR);
 	errno = saved;
 	return next(c);
 }
@@ -68,15 +68,15 @@ INTERPOSE(int, pthread_cond_destroy, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
 	{									\
 		int saved;							\
 										\
-		if (likely(!ON))						\
+		if (likely(!CHECKING))						\
 			return next(c);						\
 		saved = errno;							\
-		odebug_b_use(c, D, op, 0, opname);				\
+		odebug_builtin_use(c, DESCR, op, 0, opname);				\
 		errno = saved;							\
 		return next(c);							\
 	}
-WAKE_FN(cond_signal, BOP_WAKE_ONE, "signal")
-WAKE_FN(cond_broadcast, BOP_WAKE_ALL, "broadcast")
+WAKE_FN(cond_signal, BUILTIN_WAKE_ONE, "signal")
+WAKE_FN(cond_broadcast, BUILTIN_WAKE_ALL, "broadcast")
 INTERPOSE(int, pthread_cond_signal, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
 	  (pthread_cond_t *c), (c), cond_signal);
 INTERPOSE(int, pthread_cond_broadcast, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
@@ -87,12 +87,12 @@ INTERPOSE(int, pthread_cond_broadcast, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
 	struct waiting w = { c, m };						\
 	int r, saved = errno;							\
 										\
-	odebug_b_cond_wait_begin(c, m);						\
+	odebug_builtin_cond_wait_begin(c, m);						\
 	errno = saved;								\
 	pthread_cleanup_push(wait_cancelled, &w);				\
 	r = call;								\
 	pthread_cleanup_pop(0);							\
-	odebug_b_cond_wait_end(c, m);						\
+	odebug_builtin_cond_wait_end(c, m);						\
 	return r
 
 /* Out of line: pthread_cleanup_push uses setjmp, which cannot be inlined. */
@@ -121,7 +121,7 @@ clockwait_checked(int (*next)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
 ODEBUG_INLINE int cond_wait(int (*next)(pthread_cond_t *, pthread_mutex_t *),
 			    pthread_cond_t *c, pthread_mutex_t *m)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, m);
 	return wait_checked(next, c, m);
 }
@@ -132,7 +132,7 @@ ODEBUG_INLINE int cond_timedwait(int (*next)(pthread_cond_t *, pthread_mutex_t *
 					     const struct timespec *),
 				 pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, m, t);
 	return timedwait_checked(next, c, m, t);
 }
@@ -145,7 +145,7 @@ ODEBUG_INLINE int cond_clockwait(int (*next)(pthread_cond_t *, pthread_mutex_t *
 				 pthread_cond_t *c, pthread_mutex_t *m, clockid_t k,
 				 const struct timespec *t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, m, k, t);
 	return clockwait_checked(next, c, m, k, t);
 }

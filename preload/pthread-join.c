@@ -20,7 +20,7 @@
 #include "held-ext.h"
 #include "interpose.h"
 
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 #ifdef __x86_64__
 #define V_NP "GLIBC_2.3.3"
@@ -46,7 +46,7 @@ static __attribute__((noinline)) int after(int r, pthread_t t, bool detach)
 
 ODEBUG_INLINE int join(int (*next)(pthread_t, void **), pthread_t t, void **ret)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(t, ret);
 	return after(next(t, ret), t, false);
 }
@@ -54,7 +54,7 @@ INTERPOSE_BASE_234(int, pthread_join, (pthread_t t, void **ret), (t, ret), join)
 
 ODEBUG_INLINE int tryjoin(int (*next)(pthread_t, void **), pthread_t t, void **ret)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(t, ret);
 	return after(next(t, ret), t, false);
 }
@@ -66,7 +66,7 @@ INTERPOSE(int, pthread_tryjoin_np, 234, "GLIBC_2.34", "@@GLIBC_2.34",
 ODEBUG_INLINE int timedjoin(int (*next)(pthread_t, void **, const struct timespec *),
 			    pthread_t t, void **ret, const struct timespec *abstime)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(t, ret, abstime);
 	return after(next(t, ret, abstime), t, false);
 }
@@ -81,7 +81,7 @@ ODEBUG_INLINE int clockjoin(int (*next)(pthread_t, void **, clockid_t, const str
 			    pthread_t t, void **ret, clockid_t clock,
 			    const struct timespec *abstime)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(t, ret, clock, abstime);
 	return after(next(t, ret, clock, abstime), t, false);
 }
@@ -94,7 +94,7 @@ INTERPOSE(int, pthread_clockjoin_np, 234, "GLIBC_2.34", "@@GLIBC_2.34",
 
 ODEBUG_INLINE int detach(int (*next)(pthread_t), pthread_t t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(t);
 	return after(next(t), t, true);
 }

@@ -16,7 +16,7 @@
 #include "held-ext.h"
 #include "interpose.h"
 
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 static __attribute__((noinline)) int
 key_create_on(int (*next)(pthread_key_t *, void (*)(void *)), pthread_key_t *key,
@@ -35,7 +35,7 @@ key_create_on(int (*next)(pthread_key_t *, void (*)(void *)), pthread_key_t *key
 ODEBUG_INLINE int key_create(int (*next)(pthread_key_t *, void (*)(void *)), pthread_key_t *key,
 			     void (*destructor)(void *))
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(key, destructor);
 	return key_create_on(next, key, destructor);
 }
@@ -57,7 +57,7 @@ static __attribute__((noinline)) int key_delete_on(int (*next)(pthread_key_t), p
 
 ODEBUG_INLINE int key_delete(int (*next)(pthread_key_t), pthread_key_t key)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(key);
 	return key_delete_on(next, key);
 }

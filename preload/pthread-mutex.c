@@ -12,7 +12,7 @@
 #include "interpose.h"
 
 #define PT ODEBUG_BUILTIN_PTHREAD
-#define D (&odebug_mutex_descr)
+#define DESCR (&odebug_mutex_descr)
 
 /* After any lock call but a cache hit: the hold begins, or a refused lock is checked. */
 /* (errno: the fast paths leave it alone, the slow ones restore it.) */
@@ -23,14 +23,14 @@ static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 	if (likely(r == 0)) {
 		/* A recursive mutex relocked by its owner is held already. */
 		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
-			odebug_b_lock(m, D, BOP_LOCK);
+			odebug_builtin_lock(m, DESCR, BUILTIN_LOCK);
 		return;
 	}
 	saved = errno;
 	if (r == EOWNERDEAD)
-		odebug_b_owner_died(m, D);
+		odebug_builtin_owner_died(m, DESCR);
 	else
-		odebug_b_mutex_refused(m, r == EINVAL);	/* memory that is no mutex, at every call */
+		odebug_builtin_mutex_refused(m, r == EINVAL);	/* memory that is no mutex, at every call */
 	errno = saved;
 }
 
@@ -51,7 +51,7 @@ ODEBUG_INLINE int mutex_init_body(int (*next)(pthread_mutex_t *, const pthread_m
 {
 	int saved = errno;
 
-	odebug_b_init(m, D);
+	odebug_builtin_object_init(m, DESCR);
 	errno = saved;
 	return next(m, a);
 }
@@ -64,9 +64,9 @@ ODEBUG_INLINE int mutex_destroy_body(int (*next)(pthread_mutex_t *), pthread_mut
 {
 	int saved = errno, before, r;
 
-	before = odebug_b_mutex_peek(m);
+	before = odebug_builtin_mutex_peek(m);
 	r = next(m);
-	odebug_b_mutex_destroy(m, r, before);
+	odebug_builtin_mutex_destroy(m, r, before);
 	errno = saved;
 	return r;
 }
@@ -118,7 +118,7 @@ ODEBUG_INLINE int mutex_unlock_body(int (*next)(pthread_mutex_t *), pthread_mute
 	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m) &&
 		   odebug_mutex_mine(m)))
 		return next(m);
-	odebug_b_mutex_unlock(m);	/* errno: restored by its slow paths */
+	odebug_builtin_mutex_unlock(m);	/* errno: restored by its slow paths */
 	return next(m);
 }
 ODEBUG_INTERPOSER(PT, int, mutex_unlock, (pthread_mutex_t *), (pthread_mutex_t *m), (m))

@@ -14,24 +14,24 @@
 #include "interpose.h"
 
 #define PT ODEBUG_BUILTIN_PTHREAD
-#define D (&odebug_rwlock_descr)
+#define DESCR (&odebug_rwlock_descr)
 
 static __attribute__((noinline)) void locked_slow(pthread_rwlock_t *rw, int r,
-						  enum odebug_bop op)
+						  enum odebug_builtin_op op)
 {
 	int saved = errno;
 
 	if (likely(r == 0))
-		odebug_b_lock(rw, D, op);
+		odebug_builtin_lock(rw, DESCR, op);
 	else if (r == EINVAL)
-		odebug_b_use(rw, D, BOP_PEEK, 0, "lock");
+		odebug_builtin_use(rw, DESCR, BUILTIN_PEEK, 0, "lock");
 	errno = saved;
 }
 
 /* A read lock of a cached rwlock: glibc's __readers keeps the hold, nothing to write. */
-ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_bop op)
+ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_builtin_op op)
 {
-	if (likely(op == BOP_RDLOCK && r == 0 && odebug_rwlock_cached(rw)))
+	if (likely(op == BUILTIN_RDLOCK && r == 0 && odebug_rwlock_cached(rw)))
 		return;
 	locked_slow(rw, r, op);
 }
@@ -46,7 +46,7 @@ ODEBUG_INLINE int rwlock_init_body(int (*next)(pthread_rwlock_t *, const pthread
 {
 	int saved = errno;
 
-	odebug_b_init(rw, D);
+	odebug_builtin_object_init(rw, DESCR);
 	errno = saved;
 	return next(rw, a);
 }
@@ -59,7 +59,7 @@ ODEBUG_INLINE int rwlock_destroy_body(int (*next)(pthread_rwlock_t *), pthread_r
 {
 	int saved = errno;
 
-	odebug_b_destroy(rw, D);
+	odebug_builtin_object_destroy(rw, DESCR);
 	errno = saved;
 	return next(rw);
 }
@@ -75,8 +75,8 @@ INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rw
 		return r;							\
 	}									\
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
-LOCK_FN(rdlock, BOP_RDLOCK)
-LOCK_FN(wrlock, BOP_LOCK)
+LOCK_FN(rdlock, BUILTIN_RDLOCK)
+LOCK_FN(wrlock, BUILTIN_LOCK)
 INTERPOSE_BASE_234(int, pthread_rwlock_rdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_wrlock, (pthread_rwlock_t *rw), (rw), wrlock);
@@ -93,8 +93,8 @@ INTERPOSE_BASE_234(int, pthread_rwlock_trywrlock, (pthread_rwlock_t *rw), (rw), 
 	}									\
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *, const struct timespec *), \
 			  (pthread_rwlock_t *rw, const struct timespec *t), (rw, t))
-TIMED_FN(timedrdlock, BOP_RDLOCK)
-TIMED_FN(timedwrlock, BOP_LOCK)
+TIMED_FN(timedrdlock, BUILTIN_RDLOCK)
+TIMED_FN(timedwrlock, BUILTIN_LOCK)
 INTERPOSE_BASE_234(int, pthread_rwlock_timedrdlock,
 		   (pthread_rwlock_t *rw, const struct timespec *t), (rw, t), timedrdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_timedwrlock,
@@ -113,8 +113,8 @@ INTERPOSE_BASE_234(int, pthread_rwlock_timedwrlock,
 	}									\
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *, clockid_t, const struct timespec *), \
 			  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t))
-CLOCK_FN(clockrdlock, BOP_RDLOCK)
-CLOCK_FN(clockwrlock, BOP_LOCK)
+CLOCK_FN(clockrdlock, BUILTIN_RDLOCK)
+CLOCK_FN(clockwrlock, BUILTIN_LOCK)
 INTERPOSE_230_234(int, pthread_rwlock_clockrdlock,
 		  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t),
 		  clockrdlock);
@@ -130,7 +130,7 @@ ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rw
 	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
 		return next(rw);
 	saved = errno;
-	odebug_b_rwlock_unlock(rw);
+	odebug_builtin_rwlock_unlock(rw);
 	errno = saved;
 	return next(rw);
 }

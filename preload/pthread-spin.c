@@ -9,18 +9,18 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
-#define D (&odebug_spin_descr)
+#define CHECKING odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define DESCR (&odebug_spin_descr)
 
 ODEBUG_INLINE int spin_init(int (*next)(pthread_spinlock_t *, int), pthread_spinlock_t *l,
 			    int pshared)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(l, pshared);
 	saved = errno;
-	odebug_b_init((void *)l, D);
+	odebug_builtin_object_init((void *)l, DESCR);
 	errno = saved;
 	return next(l, pshared);
 }
@@ -31,10 +31,10 @@ ODEBUG_INLINE int spin_destroy(int (*next)(pthread_spinlock_t *), pthread_spinlo
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(l);
 	saved = errno;
-	odebug_b_destroy((void *)l, D);
+	odebug_builtin_object_destroy((void *)l, DESCR);
 	errno = saved;
 	return next(l);
 }
@@ -44,12 +44,12 @@ ODEBUG_INLINE int spin_lock(int (*next)(pthread_spinlock_t *), pthread_spinlock_
 {
 	int r, saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(l);
 	r = next(l);
 	if (r == 0) {
 		saved = errno;
-		odebug_b_lock((void *)l, D, BOP_LOCK);
+		odebug_builtin_lock((void *)l, DESCR, BUILTIN_LOCK);
 		errno = saved;
 	}
 	return r;
@@ -61,11 +61,11 @@ ODEBUG_INLINE int spin_unlock(int (*next)(pthread_spinlock_t *), pthread_spinloc
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(l);
 	saved = errno;
-	if (unlikely(odebug_builtin_step((void *)l, D, BOP_UNLOCK, 0) == ODEBUG_STATE_DESTROYED))
-		odebug_b_misuse((void *)l, D, "unlock");
+	if (unlikely(odebug_builtin_step((void *)l, DESCR, BUILTIN_UNLOCK, 0) == ODEBUG_STATE_DESTROYED))
+		odebug_builtin_misuse((void *)l, DESCR, "unlock");
 	errno = saved;
 	return next(l);
 }

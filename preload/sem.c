@@ -15,18 +15,18 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_SEM)
-#define D (&odebug_sem_descr)
+#define CHECKING odebug_builtin_active(ODEBUG_BUILTIN_SEM)
+#define DESCR (&odebug_sem_descr)
 
 ODEBUG_INLINE int sem_init_(int (*next)(sem_t *, int, unsigned int), sem_t *s, int pshared,
 			    unsigned int value)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s, pshared, value);
 	saved = errno;
-	odebug_b_init(s, D);
+	odebug_builtin_object_init(s, DESCR);
 	errno = saved;
 	return next(s, pshared, value);
 }
@@ -37,10 +37,10 @@ ODEBUG_INLINE int sem_destroy_(int (*next)(sem_t *), sem_t *s)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s);
 	saved = errno;
-	odebug_b_destroy(s, D);
+	odebug_builtin_object_destroy(s, DESCR);
 	errno = saved;
 	return next(s);
 }
@@ -48,14 +48,14 @@ INTERPOSE_BASE_234(int, sem_destroy, (sem_t *s), (s), sem_destroy_);
 
 /*
  * sem_post is async-signal-safe: a handler may leave it by siglongjmp at
- * any point, so odebug_b_post() holds nothing of ours where a signal can
+ * any point, so odebug_builtin_post() holds nothing of ours where a signal can
  * be taken.
  */
 ODEBUG_INLINE int sem_post_(int (*next)(sem_t *), sem_t *s)
 {
 	if (likely(!(odebug_load(&odebug_builtin_on) & ODEBUG_BUILTIN_SEM)))
 		return next(s);
-	odebug_b_post(s);
+	odebug_builtin_post(s);
 	return next(s);
 }
 INTERPOSE_BASE_234(int, sem_post, (sem_t *s), (s), sem_post_);
@@ -64,10 +64,10 @@ ODEBUG_INLINE int sem_trywait_(int (*next)(sem_t *), sem_t *s)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s);
 	saved = errno;
-	odebug_b_use(s, D, BOP_PEEK, 0, "wait");
+	odebug_builtin_use(s, DESCR, BUILTIN_PEEK, 0, "wait");
 	errno = saved;
 	return next(s);
 }
@@ -76,19 +76,19 @@ INTERPOSE_BASE_234(int, sem_trywait, (sem_t *s), (s), sem_trywait_);
 /* Cancelled inside the wait. */
 static void wait_cancelled(void *s)
 {
-	odebug_builtin_step(s, D, BOP_WAKE_ONE, 0);
+	odebug_builtin_step(s, DESCR, BUILTIN_WAKE_ONE, 0);
 }
 
 #define WAIT_BODY(call)								\
 	int r, saved = errno;							\
 										\
-	odebug_b_use(s, D, BOP_WAIT, 0, "wait");				\
+	odebug_builtin_use(s, DESCR, BUILTIN_WAIT, 0, "wait");				\
 	errno = saved;								\
 	pthread_cleanup_push(wait_cancelled, s);				\
 	r = call;								\
 	pthread_cleanup_pop(0);							\
 	saved = errno;								\
-	odebug_builtin_step(s, D, BOP_WAKE_ONE, 0);				\
+	odebug_builtin_step(s, DESCR, BUILTIN_WAKE_ONE, 0);				\
 	errno = saved;								\
 	return r
 
@@ -114,7 +114,7 @@ clockwait_checked(int (*next)(sem_t *, clockid_t, const struct timespec *), sem_
 
 ODEBUG_INLINE int sem_wait_(int (*next)(sem_t *), sem_t *s)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s);
 	return wait_checked(next, s);
 }
@@ -123,7 +123,7 @@ INTERPOSE_BASE_234(int, sem_wait, (sem_t *s), (s), sem_wait_);
 ODEBUG_INLINE int sem_timedwait_(int (*next)(sem_t *, const struct timespec *), sem_t *s,
 				 const struct timespec *t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s, t);
 	return timedwait_checked(next, s, t);
 }
@@ -133,7 +133,7 @@ INTERPOSE_BASE_234(int, sem_timedwait, (sem_t *s, const struct timespec *t), (s,
 ODEBUG_INLINE int sem_clockwait_(int (*next)(sem_t *, clockid_t, const struct timespec *),
 				 sem_t *s, clockid_t k, const struct timespec *t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s, k, t);
 	return clockwait_checked(next, s, k, t);
 }
@@ -150,12 +150,12 @@ ODEBUG_INLINE sem_t *sem_open_(sem_t *(*next)(const char *, int, ...), const cha
 	sem_t *s = next(name, oflag, mode, value);
 	int saved;
 
-	if (likely(!ON) || s == SEM_FAILED)
+	if (likely(!CHECKING) || s == SEM_FAILED)
 		return s;
 	saved = errno;
 	/* The same name opened twice maps once: track it the first time only. */
-	if (odebug_builtin_step(s, D, BOP_PEEK, 0) == ODEBUG_STATE_NOTAVAILABLE)
-		odebug_b_init(s, D);
+	if (odebug_builtin_step(s, DESCR, BUILTIN_PEEK, 0) == ODEBUG_STATE_NOTAVAILABLE)
+		odebug_builtin_object_init(s, DESCR);
 	errno = saved;
 	return s;
 }
@@ -202,11 +202,11 @@ ODEBUG_INLINE int sem_close_(int (*next)(sem_t *), sem_t *s)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(s);
 	saved = errno;
-	if (odebug_builtin_step(s, D, BOP_PEEK, 0) == ODEBUG_STATE_ACTIVE)
-		debug_object_free(s, D);
+	if (odebug_builtin_step(s, DESCR, BUILTIN_PEEK, 0) == ODEBUG_STATE_ACTIVE)
+		debug_object_free(s, DESCR);
 	errno = saved;
 	return next(s);
 }

@@ -14,7 +14,7 @@
 #include "held-ext.h"
 #include "interpose.h"
 
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 static __attribute__((noinline)) int
 sigaltstack_on(int (*next)(const stack_t *, stack_t *), const stack_t *ss, stack_t *old)
@@ -39,7 +39,7 @@ sigaltstack_on(int (*next)(const stack_t *, stack_t *), const stack_t *ss, stack
 ODEBUG_INLINE int sigaltstack_(int (*next)(const stack_t *, stack_t *), const stack_t *ss,
 			       stack_t *old)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(ss, old);
 	return sigaltstack_on(next, ss, old);
 }

@@ -16,7 +16,7 @@
 #include "interpose.h"
 
 /* Disabled: one load, one branch, a tail call (the enabled path is out of line). */
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 /* Any stream buffer held?  fclose and freopen look only then. */
 #define ANY_HELD odebug_load(&odebug_xhold_count[ODEBUG_HELD_STDIO])
@@ -50,7 +50,7 @@ setvbuf_on(int (*next)(FILE *, char *, int, size_t), FILE *f, char *buf, int mod
 ODEBUG_INLINE int setvbuf_(int (*next)(FILE *, char *, int, size_t), FILE *f, char *buf,
 			   int mode, size_t size)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(f, buf, mode, size);
 	return setvbuf_on(next, f, buf, mode, size);
 }
@@ -68,7 +68,7 @@ setbuffer_on(void (*next)(FILE *, char *, size_t), FILE *f, char *buf, size_t si
 ODEBUG_INLINE void setbuffer_(void (*next)(FILE *, char *, size_t), FILE *f, char *buf,
 			      size_t size)
 {
-	if (likely(!ON)) {
+	if (likely(!CHECKING)) {
 		next(f, buf, size);
 		return;
 	}
@@ -85,7 +85,7 @@ static __attribute__((noinline)) void setbuf_on(void (*next)(FILE *, char *), FI
 
 ODEBUG_INLINE void setbuf_(void (*next)(FILE *, char *), FILE *f, char *buf)
 {
-	if (likely(!ON)) {
+	if (likely(!CHECKING)) {
 		next(f, buf);
 		return;
 	}
@@ -119,7 +119,7 @@ static __attribute__((noinline)) int fclose_on(int (*next)(FILE *), FILE *f)
 
 ODEBUG_INLINE int fclose_(int (*next)(FILE *), FILE *f)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(f);
 	return fclose_on(next, f);
 }
@@ -140,7 +140,7 @@ freopen_on(FILE *(*next)(const char *, const char *, FILE *), const char *path,
 ODEBUG_INLINE FILE *freopen_(FILE *(*next)(const char *, const char *, FILE *), const char *path,
 			     const char *mode, FILE *f)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(path, mode, f);
 	return freopen_on(next, path, mode, f);
 }

@@ -13,9 +13,9 @@
 
 #include "interpose.h"
 
-#define ON odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
+#define CHECKING odebug_builtin_active(ODEBUG_BUILTIN_PTHREAD)
 #define MD (&odebug_mutex_descr)
-#define CD (&odebug_cond_descr)
+#define COND_DESCR (&odebug_cond_descr)
 
 static pthread_mutex_t *pm(mtx_t *m) { return (pthread_mutex_t *)(void *)m; }
 
@@ -28,9 +28,9 @@ ODEBUG_INLINE void mtx_locked(mtx_t *m, int r)
 		;	/* glibc keeps the hold, and we know the mutex: nothing to write */
 	else if (r == thrd_success &&
 		 !((p->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && p->__data.__count > 1))
-		odebug_b_lock(m, MD, BOP_LOCK);
+		odebug_builtin_lock(m, MD, BUILTIN_LOCK);
 	else if (r != thrd_success)	/* thrd_error: EINVAL underneath (destroyed, or no mutex) */
-		odebug_b_mutex_refused(m, r == thrd_error);
+		odebug_builtin_mutex_refused(m, r == thrd_error);
 	errno = saved;
 }
 
@@ -38,10 +38,10 @@ ODEBUG_INLINE int mtx_init_(int (*next)(mtx_t *, int), mtx_t *m, int type)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(m, type);
 	saved = errno;
-	odebug_b_init(m, MD);
+	odebug_builtin_object_init(m, MD);
 	errno = saved;
 	return next(m, type);
 }
@@ -51,7 +51,7 @@ ODEBUG_INLINE int mtx_lock_(int (*next)(mtx_t *), mtx_t *m)
 {
 	int r;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(m);
 	r = next(m);
 	mtx_locked(m, r);
@@ -65,7 +65,7 @@ ODEBUG_INLINE int mtx_timedlock_(int (*next)(mtx_t *, const struct timespec *), 
 {
 	int r;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(m, t);
 	r = next(m, t);
 	mtx_locked(m, r);
@@ -78,10 +78,10 @@ ODEBUG_INLINE int mtx_unlock_(int (*next)(mtx_t *), mtx_t *m)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(m);
 	saved = errno;
-	odebug_b_mutex_unlock(m);
+	odebug_builtin_mutex_unlock(m);
 	errno = saved;
 	return next(m);
 }
@@ -92,14 +92,14 @@ ODEBUG_INLINE void mtx_destroy_(void (*next)(mtx_t *), mtx_t *m)
 {
 	int saved, before;
 
-	if (likely(!ON)) {
+	if (likely(!CHECKING)) {
 		next(m);
 		return;
 	}
 	saved = errno;
-	before = odebug_b_mutex_peek(m);
+	before = odebug_builtin_mutex_peek(m);
 	next(m);
-	odebug_b_mutex_destroy(m, pm(m)->__data.__kind == -1 ? 0 : EBUSY, before);
+	odebug_builtin_mutex_destroy(m, pm(m)->__data.__kind == -1 ? 0 : EBUSY, before);
 	errno = saved;
 }
 INTERPOSE_228_234(void, mtx_destroy, (mtx_t *m), (m), mtx_destroy_);
@@ -108,10 +108,10 @@ ODEBUG_INLINE int cnd_init_(int (*next)(cnd_t *), cnd_t *c)
 {
 	int saved;
 
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c);
 	saved = errno;
-	odebug_b_init(c, CD);
+	odebug_builtin_object_init(c, COND_DESCR);
 	errno = saved;
 	return next(c);
 }
@@ -121,12 +121,12 @@ ODEBUG_INLINE void cnd_destroy_(void (*next)(cnd_t *), cnd_t *c)
 {
 	int saved;
 
-	if (likely(!ON)) {
+	if (likely(!CHECKING)) {
 		next(c);
 		return;
 	}
 	saved = errno;
-	odebug_b_destroy(c, CD);
+	odebug_builtin_object_destroy(c, COND_DESCR);
 	errno = saved;
 	next(c);
 }
@@ -137,15 +137,15 @@ INTERPOSE_228_234(void, cnd_destroy, (cnd_t *c), (c), cnd_destroy_);
 	{									\
 		int saved;							\
 										\
-		if (likely(!ON))						\
+		if (likely(!CHECKING))						\
 			return next(c);						\
 		saved = errno;							\
-		odebug_b_use(c, CD, op, 0, opname);				\
+		odebug_builtin_use(c, COND_DESCR, op, 0, opname);				\
 		errno = saved;							\
 		return next(c);							\
 	}
-WAKE_FN(cnd_signal_, BOP_WAKE_ONE, "signal")
-WAKE_FN(cnd_broadcast_, BOP_WAKE_ALL, "broadcast")
+WAKE_FN(cnd_signal_, BUILTIN_WAKE_ONE, "signal")
+WAKE_FN(cnd_broadcast_, BUILTIN_WAKE_ALL, "broadcast")
 INTERPOSE_228_234(int, cnd_signal, (cnd_t *c), (c), cnd_signal_);
 INTERPOSE_228_234(int, cnd_broadcast, (cnd_t *c), (c), cnd_broadcast_);
 
@@ -158,19 +158,19 @@ static void wait_cancelled(void *arg)
 {
 	struct waiting *w = arg;
 
-	odebug_b_cond_wait_end(w->cond, w->mutex);
+	odebug_builtin_cond_wait_end(w->cond, w->mutex);
 }
 
 #define WAIT_BODY(call)								\
 	struct waiting w = { c, m };						\
 	int r, saved = errno;							\
 										\
-	odebug_b_cond_wait_begin(c, m);						\
+	odebug_builtin_cond_wait_begin(c, m);						\
 	errno = saved;								\
 	pthread_cleanup_push(wait_cancelled, &w);				\
 	r = call;								\
 	pthread_cleanup_pop(0);							\
-	odebug_b_cond_wait_end(c, m);						\
+	odebug_builtin_cond_wait_end(c, m);						\
 	return r
 
 static __attribute__((noinline)) int wait_checked(int (*next)(cnd_t *, mtx_t *), cnd_t *c,
@@ -188,7 +188,7 @@ timedwait_checked(int (*next)(cnd_t *, mtx_t *, const struct timespec *), cnd_t 
 
 ODEBUG_INLINE int cnd_wait_(int (*next)(cnd_t *, mtx_t *), cnd_t *c, mtx_t *m)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, m);
 	return wait_checked(next, c, m);
 }
@@ -197,7 +197,7 @@ INTERPOSE_228_234(int, cnd_wait, (cnd_t *c, mtx_t *m), (c, m), cnd_wait_);
 ODEBUG_INLINE int cnd_timedwait_(int (*next)(cnd_t *, mtx_t *, const struct timespec *),
 				 cnd_t *c, mtx_t *m, const struct timespec *t)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, m, t);
 	return timedwait_checked(next, c, m, t);
 }

@@ -24,7 +24,7 @@
 #include "interpose.h"
 
 /* Disabled: one load, one branch, a tail call (the enabled path is out of line). */
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 #ifdef __x86_64__
 #define ODEBUG_TIMER_OLD 1	/* the int-id ABI at GLIBC_2.2.5 */
@@ -87,7 +87,7 @@ create_on(int (*next)(clockid_t, struct sigevent *, timer_t *), clockid_t c,
 ODEBUG_INLINE int create(int (*next)(clockid_t, struct sigevent *, timer_t *), clockid_t c,
 			 struct sigevent *evp, timer_t *id)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, evp, id);
 	return create_on(next, c, evp, id);
 }
@@ -109,7 +109,7 @@ ODEBUG_INLINE int settime(int (*next)(timer_t, int, const struct itimerspec *,
 				      struct itimerspec *),
 			  timer_t id, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(id, flags, v, old);
 	return settime_on(next, id, flags, v, old);
 }
@@ -127,7 +127,7 @@ delete__on(int (*next)(timer_t), timer_t id)
 
 ODEBUG_INLINE int delete_(int (*next)(timer_t), timer_t id)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(id);
 	return delete__on(next, id);
 }
@@ -170,7 +170,7 @@ create_old_on(int (*next)(clockid_t, struct sigevent *, int *), clockid_t c,
 ODEBUG_INLINE int create_old(int (*next)(clockid_t, struct sigevent *, int *), clockid_t c,
 			     struct sigevent *evp, int *id)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(c, evp, id);
 	return create_old_on(next, c, evp, id);
 }
@@ -192,7 +192,7 @@ ODEBUG_INLINE int settime_old(int (*next)(int, int, const struct itimerspec *,
 					  struct itimerspec *),
 			      int id, int flags, const struct itimerspec *v, struct itimerspec *old)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(id, flags, v, old);
 	return settime_old_on(next, id, flags, v, old);
 }
@@ -210,7 +210,7 @@ delete_old_on(int (*next)(int), int id)
 
 ODEBUG_INLINE int delete_old(int (*next)(int), int id)
 {
-	if (likely(!ON))
+	if (likely(!CHECKING))
 		return next(id);
 	return delete_old_on(next, id);
 }

@@ -39,7 +39,7 @@
 #include "held-io.h"
 #include "interpose.h"
 
-#define ON odebug_load(&odebug_held_on)
+#define CHECKING odebug_load(&odebug_held_on)
 
 #define VEC_MAX	4	/* buffers held per iovec array */
 
@@ -202,7 +202,7 @@ static void *find(const char *name, const char *node)
 	ret odebug_u_##name params ODEBUG_EXPORT;				\
 	ret odebug_u_##name params						\
 	{									\
-		if (likely(!ON))						\
+		if (likely(!CHECKING))						\
 			return next_##name args;				\
 		return on_##name args;						\
 	}									\
@@ -240,7 +240,7 @@ void odebug_u_io_uring_queue_exit(struct io_uring *ring)
 			return;
 		__atomic_store_n(&next_io_uring_queue_exit, next, __ATOMIC_RELEASE);
 	}
-	if (unlikely(ON) && odebug_held_live()) {
+	if (unlikely(CHECKING) && odebug_held_live()) {
 		int saved = errno;
 
 		odebug_held_io_end_key(ODEBUG_HELD_IO_URING, (uintptr_t)ring->cq.ktail);
