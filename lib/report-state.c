@@ -180,13 +180,20 @@ static bool scan_blocked(struct report_state *s, uintptr_t lo, uintptr_t hi)
 	return true;
 }
 
+/* More readers than any program has threads: a count gone below zero. */
+#define ODEBUG_RWLOCK_READERS_CORRUPT	(1u << 24)
+
 /* The header's words for a held or waited-on object (ACTIVE). */
 static void active_words(struct odebug_buf *b, const struct odebug_snapshot *o)
 {
 	const struct debug_obj_descr *d = o->descr;
 	unsigned int count;
 
-	if (d == &odebug_rwlock_descr && o->astate) {
+	if (d == &odebug_rwlock_descr && o->astate >= ODEBUG_RWLOCK_READERS_CORRUPT) {
+		/* An unlock with no reader took glibc's count below zero. */
+		odebug_puts(b, "read-held, glibc's reader count corrupt: ");
+		odebug_put_dec(b, o->astate);
+	} else if (d == &odebug_rwlock_descr && o->astate) {
 		odebug_puts(b, "read-held by ");
 		put_count(b, o->astate, "thread", "threads");
 	} else if (d == &odebug_rwlock_descr) {

@@ -221,6 +221,7 @@ static NOINLINE int cond_clockwait_here(pthread_cond_t *c)
 }
 
 static int woken;
+static int waiting;	/* cond_wait_here holds cm, about to wait */
 
 /* pthread_cond_wait, until the main thread's broadcasts end it. */
 static NOINLINE void *cond_wait_here(void *arg)
@@ -228,6 +229,7 @@ static NOINLINE void *cond_wait_here(void *arg)
 	int r;
 
 	pthread_mutex_lock(&cm);
+	__atomic_store_n(&waiting, 1, __ATOMIC_RELEASE);
 	r = pthread_cond_wait(arg, &cm);
 	__atomic_store_n(&woken, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&cm);
@@ -241,7 +243,15 @@ static int wait_in_thread(pthread_cond_t *c)
 	void *r;
 
 	woken = 0;
+	waiting = 0;
 	pthread_create(&t, NULL, cond_wait_here, c);
+	/*
+	 * The first broadcast only once the thread is in its wait (it holds
+	 * cm until the wait releases it): a broadcast before the wait would
+	 * be the first use of the corrupt cond, and reported instead.
+	 */
+	while (!__atomic_load_n(&waiting, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	for (int i = 0; i < 2000 && !__atomic_load_n(&woken, __ATOMIC_ACQUIRE); i++) {
 		usleep(2000);
 		pthread_mutex_lock(&cm);
