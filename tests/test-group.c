@@ -330,7 +330,12 @@ static void a_quiet_fork_does_not_touch_the_group_table(void **state)
 	(void)state;
 	print_message("page faults in a forked child: %ld with ODEBUG=0, %ld with ODEBUG=1\n",
 		      off, on);
-	assert_true(on <= off + 12);
+	/*
+	 * Clearing the table costs its 21 pages or more; the rest of a
+	 * child's faults move by a few pages with the build's layout (an
+	 * ASan build's data is larger): +16 catches the one, not the other.
+	 */
+	assert_true(on <= off + 16);
 }
 
 /*
