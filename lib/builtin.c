@@ -449,7 +449,11 @@ void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d)
 		mutex_sync(addr);
 		odebug_orphan_forget((uintptr_t)addr);	/* a new mutex owes no unlock */
 	} else if (d == &odebug_rwlock_descr) {
-		rwlock_sync(addr);
+		uintptr_t base;
+
+		/* As mutex_sync(): memory not yet initialised is read only once tracked. */
+		if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
+			step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
 	}
 	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
