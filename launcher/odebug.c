@@ -554,9 +554,6 @@ int main(int argc, char **argv)
 	struct elf_info lib_elf;
 	int i;
 
-	/* Internal: run as its own PROGRAM by -o help=1 (libodebug printed it). */
-	if (argc == 2 && !strcmp(argv[1], "--exit-after-load"))
-		return 0;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -600,11 +597,15 @@ int main(int argc, char **argv)
 		fail(EXIT_USAGE, "%s is not an ELF shared library", lib);
 
 	if (i == argc) {
-		/* -o help=1 alone: libodebug's constructor prints the table. */
-		static char *self[] = { "odebug", "--exit-after-load", NULL };
+		/*
+		 * -o help=1 alone: libodebug's constructor prints the table in
+		 * any dynamic program; the launcher itself may be static, so
+		 * the shell POSIX guarantees does nothing under it.
+		 */
+		static char *shell[] = { "sh", "-c", ":", NULL };
 
 		set_environment(lib, "", joined_options(options), false);
-		run("odebug", "/proc/self/exe", self);
+		run("sh", "/bin/sh", shell);
 	}
 
 	/* The program: as execvp() will find it. */
