@@ -228,7 +228,7 @@ static void random_inserts_and_removals_match_brute_force(void **state)
  * have a chain each, and a bucket's chunks spread their objects over its
  * chains even at a regular stride.  With the bits below the bucket index as
  * the shuffle, 8 objects a page shared a chain 2.81 times per object on
- * average (tests/bench/chain-share.py), 1.44 with the mixed shuffle.
+ * average (bench/chain-share.py), 1.44 with the mixed shuffle.
  */
 static double chain_share(unsigned int per_page)
 {
