@@ -251,7 +251,7 @@ class Bench:
         """This build and each --baseline DIR-or-LIB[=LABEL], as (label,
         library to preload): the benchmarks are this build's, only the
         library differs (a build directory's preload/libodebug.so, or a
-        library named directly, e.g. BUILD/bench/libodebug-kernel.so)."""
+        library named directly, e.g. BUILD/bench/kernel/libodebug.so)."""
         builds = [(self.args.label or 'this', None)]
         for spec in self.args.baseline or []:
             d, _, label = spec.partition('=')
@@ -859,7 +859,7 @@ def main():
                     help='another libodebug.so to run beside this build\'s in the startup group')
     ap.add_argument('--baseline', action='append', metavar='BUILD-OR-LIB[=LABEL]',
                     help='another build directory, or a libodebug.so such as '
-                    'BUILD/bench/libodebug-kernel.so, run alternately with this one in the '
+                    'BUILD/bench/kernel/libodebug.so, run alternately with this one in the '
                     'table group (repeatable; the first is the one 1 K sparse is compared with)')
     ap.add_argument('--baseline-sweep', action='store_true',
                     help='run the 1 M live density sweep for the --baseline builds too')

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * table-kernel.c - the kernel's table, the benchmarks' baseline: it takes
- * lib/table.c's place in a second build of the core (bench/meson.build),
+ * lib/table.c's place in a second build of the core (bench/kernel/),
  * never in the library that is installed.
  *
  * The kernel's 16384 chains, hashed by 4 KiB chunk, one chain per hash
@@ -10,11 +10,10 @@
  * buckets and their locks are lib/'s (bucket.c): 8192, two chains under
  * each lock (the chain's index is the bucket's and one more hash bit).
  *
- * No lockless path: odebug_heads, which odebug_peek() reads, stays zero
- * (reserved, never written), so every call finds nothing there and takes
- * the bucket lock, as in the kernel.  The words change by the library's
- * compare-and-swap, which under the lock never fails (the kernel writes
- * a plain store).
+ * No lockless path: this core is compiled with bench/kernel/no-lockless.h,
+ * under which lib/'s odebug_peek() finds nothing and odebug_prefetch()
+ * does nothing, so every call takes the bucket lock, as in the kernel, and
+ * a tracker's word changes by a plain store under it.
  */
 #include <sys/mman.h>
 
@@ -27,9 +26,6 @@
 
 /* No chunk map here: the free check always asks the buckets. */
 uint8_t *odebug_chunk_map;
-/* The lockless walk's heads: all zero, so odebug_peek() finds nothing. */
-uint32_t (*odebug_heads)[128];
-#define EMPTY_HEADS_BYTES	(HASH_SIZE * sizeof(*odebug_heads))
 
 /* Per chain: its head (a pool index). */
 static uint32_t *heads;
@@ -50,17 +46,13 @@ static void unmap_all(void)
 {
 	if (heads)
 		odebug_unmap(heads, CHAINS * sizeof(*heads));
-	if (odebug_heads)
-		odebug_unmap(odebug_heads, EMPTY_HEADS_BYTES);
 	heads = NULL;
-	odebug_heads = NULL;
 }
 
 bool odebug_table_init(void)
 {
 	heads = odebug_reserve(CHAINS * sizeof(*heads));
-	odebug_heads = odebug_reserve(EMPTY_HEADS_BYTES);
-	if (heads && odebug_heads && odebug_buckets_init())
+	if (heads && odebug_buckets_init())
 		return true;
 	unmap_all();
 	return false;
@@ -120,7 +112,7 @@ struct odebug_tracker *odebug_lookup_any(struct odebug_bucket *b, uintptr_t addr
 	return odebug_lookup(b, addr);
 }
 
-/* The kernel's free, always locked (no lockless free here: odebug_peek() is NULL). */
+/* The kernel's free, always locked (no lockless free here: no-lockless.h). */
 int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
 {
 	if (!odebug_tracker_retire(t, w))

@@ -10,7 +10,7 @@
  * with a linear search of the tracked addresses:
  * - in a contiguous arena no two chunks share a mask, so may_hold is exact
  *   to the 32-byte cell: true exactly when a tracker starts in the cells
- *   the range touches (table-kernel.c's answer is per bucket instead);
+ *   the range touches (bench/table-kernel.c's answer is per bucket instead);
  * - the walk finds every tracker in the range, each once;
  * - the chunk map (table.c) has the bit of every tracked address's eighth
  *   set, and, with no two chunks of the arena sharing a mask, clear once
