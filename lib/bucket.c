@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bucket.c - what both tables (table.c, table-kernel.c) share: the bucket
- * array and its locks, and the operations that do not depend on how a
- * bucket chains its trackers.
+ * bucket.c - the bucket array and its locks, and the operations that do
+ * not depend on how a bucket chains its trackers (table.c; the
+ * benchmarks' kernel-style table, bench/table-kernel.c, shares them).
  */
 #include "internal.h"
 
@@ -28,9 +28,8 @@ void odebug_span_reset(void)
 
 /*
  * No odebug_spin_init() loop: zero is unlocked (lock.h), as the fresh
- * mapping is, and touching all of the kernel table's 16384 buckets cost
- * 256 page faults at start; a bucket's line now becomes resident when it
- * is first locked.
+ * mapping is, and touching every bucket would cost 128 page faults at
+ * start; a bucket's line becomes resident when it is first locked.
  */
 bool odebug_buckets_init(void)
 {

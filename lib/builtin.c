@@ -541,7 +541,6 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
  */
 static void mcache_update(void *addr, const struct debug_obj_descr *d, bool tracked)
 {
-#ifndef ODEBUG_TABLE_KERNEL
 	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
 	unsigned int *slot = d == &odebug_mutex_descr ? &odebug_mutex_slot : &odebug_rwlock_slot;
 	uint64_t w;
@@ -557,9 +556,6 @@ static void mcache_update(void *addr, const struct debug_obj_descr *d, bool trac
 	if (!odebug_load(slot))
 		odebug_store(slot, odebug_word_slot(w));
 	*e = t;
-#else
-	(void)addr, (void)d, (void)tracked;
-#endif
 }
 
 void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op)

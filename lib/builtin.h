@@ -123,8 +123,7 @@ static inline bool odebug_mutex_mine(const void *addr)
  * header makes that word unique to the live tracker of the address (a
  * retired or reused tracker fails it, and the pool is never unmapped while
  * on).  So a lock or unlock that hits reads one word of ours and writes
- * nothing.  Filled on a miss (builtin.c); the kernel-style table has no
- * lockless path, so no cache.
+ * nothing.  Filled on a miss (builtin.c).
  */
 #define ODEBUG_MCACHE_BITS	5
 extern ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
@@ -137,10 +136,6 @@ static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
 
 static inline bool odebug_mutex_cached(const void *addr)
 {
-#ifdef ODEBUG_TABLE_KERNEL
-	(void)addr;
-	return false;
-#else
 	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
 
 	/*
@@ -150,7 +145,6 @@ static inline bool odebug_mutex_cached(const void *addr)
 	 */
 	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_slot)) &&
 	       !odebug_glibc_mutex_pshared(addr);
-#endif
 }
 
 /*
@@ -164,15 +158,10 @@ extern unsigned int odebug_rwlock_slot;	/* the rwlock descriptor's registry slot
 
 static inline bool odebug_rwlock_cached(const void *addr)
 {
-#ifdef ODEBUG_TABLE_KERNEL
-	(void)addr;
-	return false;
-#else
 	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
 
 	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_rwlock_slot)) &&
 	       !((const pthread_rwlock_t *)addr)->__data.__shared;
-#endif
 }
 
 /*

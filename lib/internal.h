@@ -193,6 +193,9 @@ bool odebug_report_trylock(void);
 void odebug_report_child(void);
 void odebug_report_at_exit(void);
 void odebug_report_before_exec(void);
+void odebug_report_exit(const struct odebug_snapshot *o);
+/* "report-exit.c" */
+void odebug_report_active_objects(void);
 
 /* "descr.c": the descriptor registry; descriptors whose module may be gone */
 int odebug_descr_note_slow(const struct debug_obj_descr *d);

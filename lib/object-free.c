@@ -76,7 +76,8 @@ static inline void note_freed(uint32_t index)
  * the call to the locked path: not found, ACTIVE (the misuse report and
  * fixup_free), NONE, busy set (astate, which only the locked path
  * changes, is not 0), a failed CAS, origins=1 (no lockless call there),
- * and the kernel-style table (odebug_peek() finds nothing there).  Every
+ * and the benchmarks' kernel-style table (odebug_peek() finds nothing
+ * there).  Every
  * locked reader that looked the tracker up before this CAS finds FREED
  * when it reads the word again, and treats the object as untracked.
  */

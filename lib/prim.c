@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * prim.c - the few system services libodebug uses, called as raw system
- * calls where the libc wrapper could be interposed (by us or by another
- * preloaded library) or could allocate.
+ * prim.c - the system services every part of libodebug uses (prim.h),
+ * called as raw system calls where the libc wrapper could be interposed
+ * (by us or by another preloaded library) or could allocate.
  */
 #define _GNU_SOURCE
 #include <errno.h>

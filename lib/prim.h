@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * prim.h - the contract of prim.c, the one file that makes libodebug's
- * system calls: raw syscall()s where the libc wrapper could be interposed
- * (by us or another preloaded library), could allocate or is a
- * cancellation point.  Included through internal.h.
+ * prim.h - the contract of prim.c: the system calls every part of
+ * libodebug needs (its own memory, writes, the environment, the one safe
+ * read of memory that may be gone), as raw syscall()s where the libc
+ * wrapper could be interposed (by us or another preloaded library), could
+ * allocate or is a cancellation point.  Files make the calls of their own
+ * concern themselves (lock.c futexes, helper.c and symbolize.c the
+ * symboliser, held*.c the kernel's answers, preload/ the interposed
+ * calls).  Included through internal.h.
  */
 #ifndef ODEBUG_PRIM_H
 #define ODEBUG_PRIM_H

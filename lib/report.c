@@ -625,6 +625,12 @@ void odebug_report(const struct odebug_snapshot *o, const char *op)
 	report(o, op, true);
 }
 
+/* An object still ACTIVE at exit (report-exit.c): no culprit's stack. */
+void odebug_report_exit(const struct odebug_snapshot *o)
+{
+	report(o, "exit", false);
+}
+
 /**
  * odebug_report_on_stack - an object's on-stack annotation is wrong
  *
@@ -663,55 +669,6 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 }
 
 /* --- at exit --------------------------------------------------------- */
-
-/* report_active_at_exit=1: every object still ACTIVE, as "exit active". */
-#define ACTIVE_BATCH	64		/* objects copied per bucket lock */
-struct active_batch {
-	struct odebug_snapshot o[ACTIVE_BATCH];
-	size_t got, seen, skip;
-};
-
-/* Copy the ACTIVE trackers after the first @skip; true when the batch is full. */
-static bool collect_active(const struct odebug_tracker *t, void *ctx)
-{
-	struct active_batch *a = ctx;
-
-	if (odebug_tracker_state(t) != ODEBUG_STATE_ACTIVE || a->seen++ < a->skip)
-		return false;
-	odebug_tracker_snapshot(&a->o[a->got], t);
-	/* As decided: a lockless call may have changed the word since (FREED, even). */
-	a->o[a->got++].state = ODEBUG_STATE_ACTIVE;
-	return a->got == ACTIVE_BATCH;
-}
-
-/* One bucket, ACTIVE_BATCH objects at a time: no report under its lock. */
-static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
-				 uintptr_t start, uintptr_t end, void *ctx)
-{
-	struct active_batch *a = ctx;
-	size_t k;
-
-	(void)start, (void)end;
-	a->skip = 0;
-	do {
-		a->got = a->seen = 0;
-		odebug_bucket_lock(b);
-		odebug_builtin_sync_exit(b, chains);	/* mutexes: held as glibc says */
-		odebug_bucket_each(b, chains, collect_active, a);
-		odebug_bucket_unlock(b);
-		for (k = 0; k < a->got; k++)
-			report(&a->o[k], "exit", false);
-		a->skip += a->got;
-	} while (a->got == ACTIVE_BATCH);
-	return false;
-}
-
-static void report_active_objects(void)
-{
-	struct active_batch a;
-
-	odebug_table_visit_all(~0ull, 0, UINTPTR_MAX, report_active_bucket, &a);
-}
 
 /* After every other exit handler and destructor: the status, data kept. */
 static void exit_with_code(int status, void *arg)
@@ -759,7 +716,7 @@ static void exit_output(bool whole)
 		return;
 	if (whole && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
 	    odebug_opt.report_active_at_exit)
-		report_active_objects();
+		odebug_report_active_objects();
 	write_summary();
 	if (whole && odebug_opt.print_stats)
 		debug_objects_print_stats(2);

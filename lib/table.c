@@ -28,9 +28,9 @@
  * a time.  A chunk's byte is written only under its bucket's lock, with a
  * plain store.  Chains link trackers by 32-bit pool index.
  *
- * Built with -Dkernel_table=true, Meson compiles table-kernel.c instead:
- * the kernel's one chain per bucket and no occupancy words, the baseline
- * the benchmarks compare against.  bucket.c holds what both share.
+ * The benchmarks' baseline, bench/table-kernel.c, takes this file's place
+ * in a second build of the core: the kernel's one chain per hash and no
+ * occupancy words.  bucket.c holds what both share.
  *
  * The bits, for an address and the 64-bit hash of its chunk number:
  *
@@ -684,7 +684,7 @@ struct odebug_tracker *odebug_lookup(struct odebug_bucket *b, uintptr_t addr)
  * released (odebug_bucket_take).  Returns -1 when a lockless call changed
  * the word since @w (decide again: a lockless free may have made it
  * FREED, untracked), 0 when done; 1 would mean unlinked, for the caller
- * to give to the pool (table-kernel.c).
+ * to give to the pool (bench/table-kernel.c).
  */
 int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w)
 {

@@ -134,16 +134,8 @@ static inline uint64_t odebug_tracker_word(const struct odebug_tracker *t)
  */
 static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, uint64_t new)
 {
-#ifdef ODEBUG_TABLE_KERNEL
-	/* The kernel's table: no lockless writer, the bucket lock orders all. */
-	if (t->word != old)
-		return false;
-	__atomic_store_n(&t->word, new, __ATOMIC_RELAXED);
-	return true;
-#else
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
-#endif
 }
 
 /* descr.c: the registry the word's slot indexes (64 bytes an entry). */
@@ -395,34 +387,21 @@ static inline bool odebug_span_misses(uintptr_t start, uintptr_t end)
 }
 
 /*
- * "bucket.c", "table.c" (or "table-kernel.c"): the tracker table, 8192
- * (the kernel's: 16384) buckets hashed by 4 KiB chunk.  How a bucket chains its trackers is
- * private to table.c; its users walk trackers through these operations.
+ * "bucket.c", "table.c": the tracker table, 8192 buckets hashed by 4 KiB
+ * chunk.  How a bucket chains its trackers is private to table.c; its
+ * users walk trackers through these operations.
  */
 /*
- * Ours: a line each (0.5 MiB in all), so that threads working on objects
- * of different chunks never share a lock's line.  The kernel-style
- * table's 16384: two a line, the same 0.5 MiB.
+ * A line each (0.5 MiB in all), so that threads working on objects of
+ * different chunks never share a lock's line.
  */
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
-#ifdef ODEBUG_TABLE_KERNEL
-} __attribute__((aligned(32)));
-#else
 } __attribute__((aligned(64)));
-#endif
 extern struct odebug_bucket *odebug_buckets;
-/*
- * The kernel's 16384 buckets of one chain each for its table (64 KiB of
- * chain heads); 8192 for ours, whose buckets hold 128 chains each
- * (table.c: 4 MiB of chain heads).
- */
-#ifdef ODEBUG_TABLE_KERNEL
-#define ODEBUG_HASH_BITS 14
-#else
+/* 8192 buckets of 128 chains each (table.c: 4 MiB of chain heads). */
 #define ODEBUG_HASH_BITS 13
-#endif
 
 /* The kernel's hash_long() of the chunk number: the golden ratio. */
 static inline uint64_t odebug_chunk_hash(uintptr_t addr)
@@ -541,24 +520,15 @@ static inline bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 /*
  * table.c's chunk map: a byte per 4 KiB chunk below ODEBUG_MAP_LIMIT,
  * nonzero while a tracker of the chunk may exist (RELIABILITY.md); NULL
- * when unmapped and in table-kernel.c.
+ * when unmapped.
  */
 extern uint8_t *odebug_chunk_map;
 #define ODEBUG_MAP_LIMIT	((uintptr_t)1 << 47)
 /*
  * Without any lock: the tracker whose word holds @addr, that word in *@w;
  * NULL when none is found within a few steps.  Only a compare-and-swap
- * with *@w may act on it (table.c's header).  The kernel-style table has
- * no lockless path: every call takes the bucket lock, as the kernel does.
+ * with *@w may act on it (table.c's header).
  */
-#ifdef ODEBUG_TABLE_KERNEL
-static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
-{
-	(void)addr;
-	(void)w;
-	return NULL;
-}
-#else
 /* table.c's chain heads: 128 per bucket (pool indexes). */
 extern uint32_t (*odebug_heads)[128];
 
@@ -610,7 +580,6 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 	}
 	return NULL;
 }
-#endif
 /*
  * Before taking @b's lock for @addr: start the misses of its lock line, its
  * chain head and the chain's first tracker together.  The lock is a locked
@@ -622,9 +591,6 @@ static inline struct odebug_tracker *odebug_peek(uintptr_t addr, uint64_t *w)
 
 static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
 {
-#ifdef ODEBUG_TABLE_KERNEL
-	(void)b, (void)addr;	/* the kernel's table, as it is */
-#else
 	uint32_t i;
 
 	/* A few thousand objects stay in cache: the prefetch would be pure cost. */
@@ -634,7 +600,6 @@ static inline void odebug_prefetch(struct odebug_bucket *b, uintptr_t addr)
 	i = __atomic_load_n(odebug_chain_head(addr), __ATOMIC_RELAXED);
 	if (i && i < odebug_load(&odebug_pool_reserved))
 		__builtin_prefetch(&odebug_pool_base[i], 1);
-#endif
 }
 
 /* With the bucket lock held: */

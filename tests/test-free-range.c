@@ -121,7 +121,7 @@ static void range_spanning_many_pages_checks_every_page(void **state)
 
 /*
  * A long range passes over chunks the chunk map does not mark, eight at a
- * time (64 KiB regions with no tracker until branch freefast): objects in
+ * time (a 64 KiB region with no tracker is one word of the map): objects in
  * a few chunks of a 1 MiB range, the range not aligned to eight chunks,
  * are all found, and those outside it are not.
  */

@@ -319,9 +319,9 @@ static long child_faults(const char *odebug)
 
 /*
  * A forked child of a process that reported nothing leaves the 80 KiB
- * group table alone: clearing it anyway faulted in its 21 zero pages in
- * every child (41 page faults a fork against 9 without libodebug, when
- * this test was written; 15 with the fix).
+ * group table alone: clearing it would fault in its 21 zero pages in
+ * every child (about 41 page faults a fork against 9 without libodebug;
+ * 15 without the clearing).
  */
 static void a_quiet_fork_does_not_touch_the_group_table(void **state)
 {
@@ -340,10 +340,10 @@ static void a_quiet_fork_does_not_touch_the_group_table(void **state)
 
 /*
  * The fork handlers lock and unlock only the buckets of pages some thread
- * used: locking all 16384 wrote every page of the 512 KiB array before the
- * fork, so the parent and the child each copied all 128 of them (142
- * faults in the child against 9 without libodebug, when this test was
- * written; 17 with the fix).
+ * used: locking all 8192 would write every page of the 512 KiB array
+ * before the fork, so the parent and the child would each copy all 128 of
+ * them (about 142 faults in the child against 9 without libodebug; 17
+ * when only the used pages are locked).
  */
 static void a_fork_copies_only_the_used_buckets(void **state)
 {

@@ -10,7 +10,7 @@
  * with a linear search of the tracked addresses:
  * - in a contiguous arena no two chunks share a mask, so may_hold is exact
  *   to the 32-byte cell: true exactly when a tracker starts in the cells
- *   the range touches (table-kernel.c's answer is per bucket instead);
+ *   the range touches (bench/table-kernel.c's answer is per bucket instead);
  * - the walk finds every tracker in the range, each once;
  * - the chunk map (table.c) has the bit of every tracked address's eighth
  *   set, and, with no two chunks of the arena sharing a mask, clear once
@@ -228,7 +228,7 @@ static void random_inserts_and_removals_match_brute_force(void **state)
  * have a chain each, and a bucket's chunks spread their objects over its
  * chains even at a regular stride.  With the bits below the bucket index as
  * the shuffle, 8 objects a page shared a chain 2.81 times per object on
- * average (tests/bench/chain-share.py), 1.44 with the mixed shuffle.
+ * average (bench/chain-share.py), 1.44 with the mixed shuffle.
  */
 static double chain_share(unsigned int per_page)
 {

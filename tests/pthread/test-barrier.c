@@ -144,10 +144,10 @@ static void destroy_and_free_right_after_the_last_wait_are_silent(void **state)
 
 /*
  * Two threads arriving at once, round after round, the barrier destroyed
- * and initialised again after each: glibc's arrival count, read before
- * the wait, used to miss the other thread's arrival, so both were
- * counted first and the destroy said "destroy active" (on cf76f43, 2
- * runs in 7 of 20,000 rounds; this runs up to 100,000, at most 5 s).
+ * and initialised again after each: glibc's arrival count, if read before
+ * the wait, misses the other thread's arrival, so both are counted first
+ * and the destroy says "destroy active" (a count read so failed 2 runs in
+ * 7 of 20,000 rounds; this runs up to 100,000, at most 5 s).
  */
 static pthread_barrier_t racing, lockstep;
 static volatile int racing_stop;

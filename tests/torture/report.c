@@ -262,8 +262,9 @@ static void signal_lock(void)
 /* --- a signal handler that interrupted malloc ---------------------------- */
 
 /*
- * In a fresh process each time: the first report is the one that used to
- * load a library (and allocate) inside the interrupted allocator.  Blocks
+ * In a fresh process each time: the first report is the one that would
+ * load a library (and allocate) inside the interrupted allocator if the
+ * constructor had not loaded it already.  Blocks
  * of @min bytes and more: with @min above 24, no free() fills the tcache
  * bin a 16-byte malloc() would take from without the arena's lock.
  */

@@ -7,8 +7,8 @@
 set -eu
 build=$(readlink -f "$1")
 lib=$build/preload/libodebug.so
-echo "unset:    $(LD_PRELOAD=$lib "$build/tests/bench/bench-held-io")"
-echo "ODEBUG=1: $(ODEBUG=1 LD_PRELOAD=$lib "$build/tests/bench/bench-held-io")"
+echo "unset:    $(LD_PRELOAD=$lib "$build/bench/bench-held-io")"
+echo "ODEBUG=1: $(ODEBUG=1 LD_PRELOAD=$lib "$build/bench/bench-held-io")"
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || { echo "no nginx"; exit 0; }
 command -v ab >/dev/null 2>&1 || { echo "no ab (apache2-utils)"; exit 0; }
 dir=$(mktemp -d /tmp/odebug-nginx-bench.XXXXXX)

@@ -5,7 +5,7 @@
 # plain with its min-max over the runs (each ratio against the plain run
 # just before it).
 # usage: locks-spread.sh BENCH_LOCKS LIBODEBUG RUNS [BASELINE] -- ARGS...
-#   e.g. locks-spread.sh build/tests/bench/bench-locks build/preload/libodebug.so 5 -- spread array 1000000
+#   e.g. locks-spread.sh build/bench/bench-locks build/preload/libodebug.so 5 -- spread array 1000000
 #   ARGS "pair": the uncontended pair; then ns added per pair is printed too,
 #   and libodebug with ODEBUG unset is measured as well.
 set -eu

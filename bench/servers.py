@@ -3,8 +3,8 @@
 """servers.py - real servers' throughput with libodebug, against plain and
 the valgrind tools (BENCHMARKS.md, "Servers").
 
-    tests/bench/servers.py --build BUILDDIR [--rounds 5] [--svg doc/bench-servers.svg]
-    tests/bench/servers.py --build BUILDDIR --instr
+    bench/servers.py --build BUILDDIR [--rounds 5] [--svg doc/bench-servers.svg]
+    bench/servers.py --build BUILDDIR --instr
 
 Two servers, each started afresh for every measurement, as the current
 user, on a private port of 127.0.0.1, with a private configuration in a

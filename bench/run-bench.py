@@ -3,7 +3,7 @@
 """run-bench.py - run libodebug's benchmarks and print the figures
 against the goals.
 
-    tests/bench/run-bench.py --build BUILDDIR [--runs 5] [--plot] [--quick]
+    bench/run-bench.py --build BUILDDIR [--runs 5] [--plot] [--quick]
 
 Every group runs its variants alternated (plain, with libodebug, ... then
 again), --runs rounds; a ratio is computed within each round, then the
@@ -11,7 +11,7 @@ median, min and max over the rounds are shown.  Instruction counts come from
 callgrind (--toggle-collect=churn_loop), times from the programs' own
 clocks (the timer wheel: the process's wall time).  --plot also sweeps the
 object-operation cost over the number of live objects and over objects per
-page and draws doc/bench-objops.png with tests/bench/plot.gp.  Results go to
+page and draws doc/bench-objops.png with bench/plot.gp.  Results go to
 BUILDDIR/bench-results/ (results.json, results.md, *.dat).
 """
 import argparse
@@ -25,7 +25,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_ROOT = os.path.dirname(os.path.dirname(HERE))
+SOURCE_ROOT = os.path.dirname(HERE)
 
 
 def log(msg):
@@ -37,7 +37,7 @@ class Bench:
         self.args = args
         build = os.path.abspath(args.build)
         self.lib = os.path.join(build, 'preload', 'libodebug.so')
-        self.bin = os.path.join(build, 'tests', 'bench')
+        self.bin = os.path.join(build, 'bench')
         for f in [self.lib, self.exe('bench-churn'), self.exe('bench-objops')]:
             if not os.path.exists(f):
                 sys.exit(f'run-bench.py: {f} missing: build first (meson compile -C {build})')
@@ -248,13 +248,17 @@ class Bench:
     # ---- the object-operation goals, builds alternated -------------------
 
     def table_builds(self):
-        """This build and each --baseline DIR[=LABEL], as (label, library to
-        preload): the benchmarks are this build's, only libodebug.so differs."""
+        """This build and each --baseline DIR-or-LIB[=LABEL], as (label,
+        library to preload): the benchmarks are this build's, only the
+        library differs (a build directory's preload/libodebug.so, or a
+        library named directly, e.g. BUILD/bench/kernel/libodebug.so)."""
         builds = [(self.args.label or 'this', None)]
         for spec in self.args.baseline or []:
             d, _, label = spec.partition('=')
-            builds.append((label or os.path.basename(os.path.normpath(d)),
-                           os.path.join(os.path.abspath(d), 'preload', 'libodebug.so')))
+            lib = os.path.abspath(d)
+            if os.path.isdir(lib):
+                lib = os.path.join(lib, 'preload', 'libodebug.so')
+            builds.append((label or os.path.basename(os.path.normpath(d)), lib))
         return builds
 
     def bench_table(self):
@@ -853,8 +857,9 @@ def main():
                     help='its name (default: kernel-style baseline)')
     ap.add_argument('--startup-baseline', metavar='LIB',
                     help='another libodebug.so to run beside this build\'s in the startup group')
-    ap.add_argument('--baseline', action='append', metavar='BUILD[=LABEL]',
-                    help='another build directory run alternately with this one in the '
+    ap.add_argument('--baseline', action='append', metavar='BUILD-OR-LIB[=LABEL]',
+                    help='another build directory, or a libodebug.so such as '
+                    'BUILD/bench/kernel/libodebug.so, run alternately with this one in the '
                     'table group (repeatable; the first is the one 1 K sparse is compared with)')
     ap.add_argument('--baseline-sweep', action='store_true',
                     help='run the 1 M live density sweep for the --baseline builds too')

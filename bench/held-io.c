@@ -4,7 +4,7 @@
  * the mean time of one aio_read() and of one io_uring_submit() of one
  * read (the submitting call alone, the wait outside the clock), over N
  * requests on a file of the page cache.  Run it with ODEBUG unset and
- * with ODEBUG=1 (tests/bench/held-io.sh does).
+ * with ODEBUG=1 (bench/held-io.sh does).
  */
 #define _GNU_SOURCE
 #include <aio.h>

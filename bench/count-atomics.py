@@ -3,8 +3,8 @@
 """count-atomics.py - instructions and atomic read-modify-writes per operation.
 
     ODEBUG=1 valgrind --tool=callgrind --dump-instr=yes --toggle-collect=cycle_thread \\
-        --callgrind-out-file=cg.out build/tests/bench/bench-objops cycle --live 1000 --ops 400000
-    tests/bench/count-atomics.py cg.out 400000
+        --callgrind-out-file=cg.out build/bench/bench-objops cycle --live 1000 --ops 400000
+    bench/count-atomics.py cg.out 400000
 
 Reads callgrind's per-instruction counts, disassembles each object with
 objdump (not libc or the loader) and counts the executed instructions that

@@ -17,7 +17,7 @@
  *   held-ops LIBODEBUG [ROUNDS]	the comparison
  *   held-ops --child [N]		one run, ns per call of each loop
  *   held-ops --only OP N		one loop N times, nothing printed (for
- *					callgrind: tests/bench/held-ops-instr.sh)
+ *					callgrind: bench/held-ops-instr.sh)
  */
 #define _GNU_SOURCE
 #include <signal.h>

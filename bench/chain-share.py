@@ -5,7 +5,7 @@ hash alone (lib/table.c's bucket and shuffle), for 1 M objects at P per
 Objects at a stride of 2^k cells use the chains the shuffle's low bits pick,
 so the chunks of one bucket collide when those bits agree.
 
-    tests/bench/chain-share.py        # raw class as the shuffle, and lib/table.c's
+    bench/chain-share.py        # raw class as the shuffle, and lib/table.c's
 """
 from collections import Counter
 
