@@ -131,15 +131,18 @@ static bool stack_of(pthread_t thread, uintptr_t *lo, uintptr_t *hi)
 void odebug_stack_learn(bool main)
 {
 	uintptr_t lo, hi;
+	bool learned = false;
 
 	if (main && !main_known && main_thread && stack_of(main_thread, &lo, &hi)) {
 		main_lo = lo;
 		main_hi = hi;
 		__atomic_store_n(&main_known, true, __ATOMIC_RELEASE);
+		/* On the main thread, one read of /proc/self/maps serves both. */
+		learned = pthread_equal(pthread_self(), main_thread);
 	}
 	if (stack_hi > 1)
 		return;
-	if (stack_of(pthread_self(), &lo, &hi)) {
+	if (learned || stack_of(pthread_self(), &lo, &hi)) {
 		stack_lo = lo;
 		stack_used_hi = stack_top(lo, hi);
 		stack_hi = hi;
