@@ -194,14 +194,31 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 /*
  * A reader's unlock with nothing to check or write: glibc names no writer,
  * counts readers (the caller's own read hold among them: not "unlock" of
- * an rwlock nobody holds) and the rwlock is cached.
+ * an rwlock nobody holds), and this thread's read holds of it are glibc's
+ * (not tracked mode), for which a cache entry of this address is enough,
+ * whatever its tracker's state: the entry is made only by a lock that
+ * found the mode untracked (and under origins=1 never), the stack the mode
+ * depends on is this thread's and does not move, and process-shared is
+ * read here.  In that mode a reader's unlock changes nothing of ours
+ * (odebug_builtin_rwlock_unlock()), so the tracker's state is not read: a
+ * word of another address (the tracker reused) still misses.
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)rw;
+	return false;
+#else
+	struct odebug_tracker *t;
 
-	return !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) &&
-	       odebug_glibc_rwlock_readers(addr) && odebug_rwlock_cached(addr);
+	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) ||
+	    !odebug_glibc_rwlock_readers(addr))
+		return false;
+	t = *odebug_mcache_entry((uintptr_t)addr);
+	return t && odebug_word_addr(odebug_tracker_word(t)) == (uintptr_t)addr &&
+	       !rw->__data.__shared;
+#endif
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */
