@@ -421,17 +421,8 @@ bool odebug_glibc_rwlock_unheld(const void *addr)
 	const pthread_rwlock_t *rw = addr;
 	unsigned int r = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
 
-	return !(r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT) && !(r & ODEBUG_GLIBC_RWLOCK_WRLOCKED) &&
+	return !odebug_glibc_readers_in(r) && !(r & ODEBUG_GLIBC_RWLOCK_WRLOCKED) &&
 	       !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
-}
-
-/* How many readers hold (or wait for) the rwlock, as glibc counts them. */
-unsigned int odebug_glibc_rwlock_readers(const void *addr)
-{
-	const pthread_rwlock_t *rw = addr;
-
-	return __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED) >>
-	       ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
 }
 
 /*

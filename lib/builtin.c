@@ -11,7 +11,7 @@
  * is tracked and not destroyed) and an unlock only reads the mutex, so
  * neither writes a line another core reads.  Where the table must know
  * (init, destroy, a misuse report, the free check of live memory) the
- * tracker is first synced from the mutex (mutex_sync(), and
+ * tracker is first synced from the mutex (odebug_builtin_mutex_sync(), and
  * odebug_builtin_sync_range() under the free check's bucket lock), then
  * the engine decides as for any object.  Three kinds of mutex keep the
  * hold in the tracker instead ("tracked" mode, odebug_glibc_tracked_mode()): one on the
@@ -26,6 +26,8 @@
  * waits and wakes are one bucket lock each; the rest
  * goes through the public calls, whose reports use the kernel's words
  * ("init active", "destroy active", "activate destroyed", "free active").
+ * The ends of holds (unlocks, a condition variable's wait, a dead owner)
+ * are builtin-unlock.c's.
  *
  * glibc's own structures answer what the table cannot know: whether a
  * mutex is locked and by whom (__lock, __owner), whether memory holds a
@@ -178,116 +180,154 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op
 	}
 }
 
+/* What a step under the bucket lock decides: the state before and after, the active state. */
+struct change {
+	int state, next;
+	unsigned int astate;
+};
+
+/* BUILTIN_SYNC of an rwlock whose readers glibc keeps: the readers it counts. */
+static void sync_readers(const void *addr, struct change *c)
+{
+	unsigned int n;
+
+	if (c->state == ODEBUG_STATE_DESTROYED || ((const pthread_rwlock_t *)addr)->__data.__shared)
+		return;
+	n = odebug_glibc_rwlock_readers(addr);
+	if (n) {
+		c->next = ODEBUG_STATE_ACTIVE;
+		c->astate = n;
+	} else if (c->state == ODEBUG_STATE_ACTIVE && c->astate) {
+		c->next = ODEBUG_STATE_INACTIVE;
+		c->astate = 0;
+	}
+}
+
+/* BUILTIN_SYNC of a mutex: held as its words show (process-shared: tracked). */
+static void sync_hold(const void *addr, struct change *c)
+{
+	if (c->state == ODEBUG_STATE_DESTROYED || odebug_glibc_mutex_pshared(addr))
+		return;
+	if (odebug_glibc_mutex_held(addr))
+		c->next = ODEBUG_STATE_ACTIVE;
+	else if (c->state == ODEBUG_STATE_ACTIVE)
+		c->next = ODEBUG_STATE_INACTIVE;
+}
+
+/* LOCK, RDLOCK, WAIT: held; a reader or waiter more is counted. */
+static void take(enum odebug_builtin_op op, struct change *c)
+{
+	if (c->state == ODEBUG_STATE_ACTIVE) {
+		if (op != BUILTIN_LOCK)
+			c->astate++;
+		return;
+	}
+	if (c->state == ODEBUG_STATE_DESTROYED)
+		return;
+	c->next = ODEBUG_STATE_ACTIVE;
+	c->astate = op != BUILTIN_LOCK;
+}
+
+/* UNLOCK, RDUNLOCK, WAKE_ONE, WAKE_ALL: the last one out leaves it INACTIVE. */
+static void release(enum odebug_builtin_op op, struct change *c)
+{
+	if (c->state != ODEBUG_STATE_ACTIVE)
+		return;
+	if ((op == BUILTIN_RDUNLOCK || op == BUILTIN_WAKE_ONE) && c->astate > 1) {
+		c->astate--;
+		return;
+	}
+	c->astate = 0;
+	c->next = ODEBUG_STATE_INACTIVE;
+}
+
+/* @op's change of a tracker in @c->state (the bucket lock held). */
+static void decide(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op,
+		   unsigned int arg, struct change *c)
+{
+	switch (op) {
+	case BUILTIN_PEEK:
+		break;
+	case BUILTIN_USE:
+		if (c->state == ODEBUG_STATE_INIT)
+			c->next = ODEBUG_STATE_INACTIVE;
+		break;
+	case BUILTIN_SYNC:
+		if (d == &odebug_rwlock_descr)
+			sync_readers(addr, c);
+		else
+			sync_hold(addr, c);
+		break;
+	case BUILTIN_LOCK:
+	case BUILTIN_RDLOCK:
+	case BUILTIN_WAIT:
+		take(op, c);
+		break;
+	case BUILTIN_ARRIVE:	/* @arg: glibc's count of arrivals with ours, 0: the last */
+		if (c->state == ODEBUG_STATE_DESTROYED)
+			break;
+		c->astate = odebug_glibc_barrier_arrival(addr, c->state, c->astate, arg);
+		c->next = c->astate ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE;
+		break;
+	case BUILTIN_UNLOCK:
+	case BUILTIN_RDUNLOCK:
+	case BUILTIN_WAKE_ONE:
+	case BUILTIN_WAKE_ALL:
+		release(op, c);
+		break;
+	case BUILTIN_RESET:
+		if (c->state == ODEBUG_STATE_DESTROYED)
+			break;
+		c->astate = 0;
+		c->next = ODEBUG_STATE_INIT;
+		break;
+	}
+}
+
+/*
+ * Write @c to @t, whose word was @w.  False when a lockless lock or
+ * unlock changed the word meanwhile: the caller decides again.
+ */
+static bool apply(struct odebug_tracker *t, uint64_t w, const struct change *c,
+		  enum odebug_builtin_op op, uint32_t origin)
+{
+	if (c->next == c->state && c->astate == t->astate)
+		return true;
+	if (!odebug_tracker_move_busy(t, w, (unsigned int)c->next, c->astate))
+		return false;
+	t->astate = c->astate;
+	if (c->next == ODEBUG_STATE_ACTIVE && c->state != ODEBUG_STATE_ACTIVE && op != BUILTIN_ARRIVE)
+		odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
+	return true;
+}
+
 /* The step under the bucket lock: out of line, the lockless one's frame stays small. */
 static __attribute__((noinline)) int
 step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op, unsigned int arg)
 {
 	struct odebug_bucket *b = odebug_bucket_of((uintptr_t)addr);
 	struct odebug_tracker *t;
+	struct change c;
 	uint32_t origin = 0;
-	unsigned int astate;
-	int state, next;
 	uint64_t w;
 
 	if (unlikely(odebug_opt.origins) && (op == BUILTIN_LOCK || op == BUILTIN_RDLOCK || op == BUILTIN_WAIT))
 		origin = odebug_origin_here();
 	odebug_bucket_lock(b);
 	t = odebug_lookup(b, (uintptr_t)addr);
-again:
-	state = next = (int)odebug_tracker_read(t, &w);
-	if (state == ODEBUG_STATE_NOTAVAILABLE) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_NOTAVAILABLE;
-	}
-	if (d ? odebug_word_descr(w) != d : !is_builtin(odebug_word_descr(w))) {
-		odebug_bucket_unlock(b);
-		return ODEBUG_STATE_FOREIGN;
-	}
-	astate = t->astate;
-	switch (op) {
-	case BUILTIN_PEEK:
-		break;
-	case BUILTIN_USE:
-		if (state == ODEBUG_STATE_INIT)
-			next = ODEBUG_STATE_INACTIVE;
-		break;
-	case BUILTIN_SYNC:
-		if (d == &odebug_rwlock_descr) {	/* the readers glibc counts */
-			unsigned int n;
-
-			if (state == ODEBUG_STATE_DESTROYED ||
-			    ((const pthread_rwlock_t *)addr)->__data.__shared)
-				break;
-			n = odebug_glibc_rwlock_readers(addr);
-			if (n) {
-				next = ODEBUG_STATE_ACTIVE;
-				astate = n;
-			} else if (state == ODEBUG_STATE_ACTIVE && astate) {
-				next = ODEBUG_STATE_INACTIVE;
-				astate = 0;
-			}
+	do {
+		c.state = c.next = (int)odebug_tracker_read(t, &w);
+		if (c.state == ODEBUG_STATE_NOTAVAILABLE)
+			break;
+		if (d ? odebug_word_descr(w) != d : !is_builtin(odebug_word_descr(w))) {
+			c.state = ODEBUG_STATE_FOREIGN;
 			break;
 		}
-		if (state == ODEBUG_STATE_DESTROYED ||
-		    odebug_glibc_mutex_pshared(addr))	/* process-shared: tracked */
-			break;
-		if (odebug_glibc_mutex_held(addr))
-			next = ODEBUG_STATE_ACTIVE;
-		else if (state == ODEBUG_STATE_ACTIVE)
-			next = ODEBUG_STATE_INACTIVE;
-		break;
-	case BUILTIN_LOCK:
-	case BUILTIN_RDLOCK:
-	case BUILTIN_WAIT:
-		if (state == ODEBUG_STATE_ACTIVE) {
-			if (op != BUILTIN_LOCK)
-				astate++;
-			break;
-		}
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		next = ODEBUG_STATE_ACTIVE;
-		astate = op != BUILTIN_LOCK;
-		break;
-	case BUILTIN_ARRIVE:	/* @arg: glibc's count of arrivals with ours, 0: the last */
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		astate = odebug_glibc_barrier_arrival(addr, state, astate, arg);
-		next = astate ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE;
-		break;
-	case BUILTIN_UNLOCK:
-	case BUILTIN_RDUNLOCK:
-	case BUILTIN_WAKE_ONE:
-		if (state != ODEBUG_STATE_ACTIVE)
-			break;
-		if (op != BUILTIN_UNLOCK && astate > 1) {
-			astate--;
-			break;
-		}
-		/* fall through */
-	case BUILTIN_WAKE_ALL:
-		if (state != ODEBUG_STATE_ACTIVE)
-			break;
-		astate = 0;
-		next = ODEBUG_STATE_INACTIVE;
-		break;
-	case BUILTIN_RESET:
-		if (state == ODEBUG_STATE_DESTROYED)
-			break;
-		astate = 0;
-		next = ODEBUG_STATE_INIT;
-		break;
-	}
-	if (next != state || astate != t->astate) {
-		/* A lockless lock or unlock may have changed the word: decide again. */
-		if (!odebug_tracker_move_busy(t, w, (unsigned int)next, astate))
-			goto again;
-		t->astate = astate;
-		if (next == ODEBUG_STATE_ACTIVE && state != ODEBUG_STATE_ACTIVE && op != BUILTIN_ARRIVE)
-			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_ACTIVATE, origin);
-	}
+		c.astate = t->astate;
+		decide(addr, d, op, arg, &c);
+	} while (!apply(t, w, &c, op, origin));
 	odebug_bucket_unlock(b);
-	return state;
+	return c.state;
 }
 
 /*
@@ -331,7 +371,7 @@ static void mutex_tracked(const struct debug_obj_descr *d)
  * tracker is exact, and before an init on the stack the words are
  * whatever the frame held last.
  */
-static void mutex_sync(void *addr)
+void odebug_builtin_mutex_sync(void *addr)
 {
 	uintptr_t base;
 
@@ -446,12 +486,12 @@ void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d)
 	int state;
 
 	if (d == &odebug_mutex_descr) {
-		mutex_sync(addr);
+		odebug_builtin_mutex_sync(addr);
 		odebug_orphan_forget((uintptr_t)addr);	/* a new mutex owes no unlock */
 	} else if (d == &odebug_rwlock_descr) {
 		uintptr_t base;
 
-		/* As mutex_sync(): memory not yet initialised is read only once tracked. */
+		/* As a mutex's sync: memory not yet initialised is read only once tracked. */
 		if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
 			step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
 	}
@@ -489,32 +529,6 @@ void odebug_builtin_object_destroy(void *addr, const struct debug_obj_descr *d)
 	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
 	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
-		debug_object_destroy(addr, d);
-}
-
-/* Before pthread_mutex_destroy (and mtx_destroy): the state, synced. */
-int odebug_builtin_mutex_peek(void *addr)
-{
-	mutex_sync(addr);
-	return odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_PEEK, 0);
-}
-
-/*
- * pthread_mutex_destroy: glibc refuses a held mutex (EBUSY), so the table
- * follows glibc's verdict: destroyed only if it was.  @before is the
- * state peeked before the call.
- */
-void odebug_builtin_mutex_destroy(void *addr, int result, int before)
-{
-	const struct debug_obj_descr *d = &odebug_mutex_descr;
-
-	if (result == 0)
-		odebug_orphan_forget((uintptr_t)addr);
-	if (before == ODEBUG_STATE_FOREIGN || before == ODEBUG_STATE_NOTAVAILABLE)
-		return;
-	if (result == 0 && before == ODEBUG_STATE_ACTIVE)	/* a release we missed */
-		odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
-	if (result == 0 || before == ODEBUG_STATE_ACTIVE)
 		debug_object_destroy(addr, d);
 }
 
@@ -679,93 +693,6 @@ void odebug_builtin_post(void *addr)
 	errno = saved;
 }
 
-/* EOWNERDEAD: the dead owner's hold ends, ours begins. */
-void odebug_builtin_owner_died(void *addr, const struct debug_obj_descr *d)
-{
-	odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
-	odebug_builtin_lock(addr, d, BUILTIN_LOCK);
-}
-
-static bool unlock_by_nonowner(void *addr)
-{
-	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
-	int owner = odebug_glibc_mutex_owner(m), saved;
-
-	if (owner == odebug_builtin_self_tid() || owner <= 0 || !odebug_glibc_mutex_held(addr))
-		return false;
-	saved = errno;
-	mutex_sync(addr);
-	odebug_builtin_misuse(addr, &odebug_mutex_descr, "unlock non-owner");
-	if (!odebug_glibc_unlock_checks_owner(m)) {
-		odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
-		odebug_orphan_add((uintptr_t)addr, owner);
-	}
-	errno = saved;
-	return true;
-}
-
-/*
- * Before a mutex unlock.  glibc's __lock is zero when nobody holds it:
- * "unlock" of it is reported, whatever the table says, unless a
- * non-owner's unlock released this thread's hold (reported then).  Held
- * by another thread: "unlock non-owner".  Otherwise the hold ends:
- * nothing to do unless the tracker keeps it (a lock taken before we
- * started ends silently).
- */
-void odebug_builtin_mutex_unlock(void *addr)
-{
-	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
-
-	if (unlikely(odebug_builtin_mutex_unlock_bad(addr)))
-		return;
-	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
-		int saved = errno;
-
-		if (!odebug_orphan_take((uintptr_t)addr, odebug_builtin_self_tid())) {
-			mutex_sync(addr);
-			odebug_builtin_misuse(addr, &odebug_mutex_descr, "unlock");
-		}
-		errno = saved;
-		return;
-	}
-	if (unlikely(!odebug_mutex_mine(addr)) && unlock_by_nonowner(addr))
-		return;
-	if (likely(odebug_mutex_cached(addr)))
-		return;
-	/* A recursive mutex relocked by its owner: only the last unlock counts. */
-	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
-		return;
-	if (odebug_glibc_tracked_mode(addr))
-		step(addr, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
-}
-
-/*
- * Before an rwlock unlock: the writer is the one glibc names.  A write
- * hold is exclusive, so a writer glibc names that is another live thread
- * means the caller holds nothing: "unlock non-owner" (glibc takes it for a
- * reader's unlock and breaks the lock's count); the writer keeps its hold.
- */
-void odebug_builtin_rwlock_unlock(void *addr)
-{
-	const pthread_rwlock_t *rw = addr;
-	int cur = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
-	bool writer = cur == odebug_builtin_self_tid();
-
-	if (unlikely(cur && !writer) && odebug_glibc_thread_alive(cur)) {
-		odebug_builtin_misuse(addr, &odebug_rwlock_descr, "unlock non-owner");
-		return;
-	}
-	if (writer) {
-		odebug_builtin_step(addr, &odebug_rwlock_descr, BUILTIN_UNLOCK, 0);
-		return;
-	}
-	if (unlikely(odebug_builtin_rwlock_unlock_unheld(addr)) || odebug_rwlock_cached(addr))
-		return;
-	/* glibc's __readers shows the release, unless the tracker counts readers. */
-	if (odebug_glibc_rwlock_tracked_mode(addr))
-		odebug_builtin_step(addr, &odebug_rwlock_descr, BUILTIN_RDUNLOCK, 0);
-}
-
 /*
  * An interposer's cold entry (builtin.h): not started yet, under the
  * guard, or the caller's frames may have returned over an on-stack
@@ -783,38 +710,6 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
 		errno = saved;
 	}
 	return true;
-}
-
-/*
- * pthread_cond_wait and friends.  glibc releases and retakes the mutex
- * inside, unseen: the hold ends before the call and begins again after.
- * The caller must hold the mutex: glibc's __owner says whether it does.
- */
-void odebug_builtin_cond_wait_begin(void *cond, void *mutex)
-{
-	const pthread_mutex_t *m = odebug_glibc_as_mutex(mutex);
-
-	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) ||
-		     m->__data.__owner != odebug_builtin_self_tid())) {
-		mutex_sync(mutex);
-		odebug_builtin_misuse(mutex, &odebug_mutex_descr, "cond_wait non-owner");
-	}
-	odebug_builtin_use(cond, &odebug_cond_descr, BUILTIN_WAIT, 0, "wait");
-	/* glibc's words show the release inside the wait by themselves. */
-	if (odebug_glibc_tracked_mode(mutex) &&
-	    !((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
-		odebug_builtin_step(mutex, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
-}
-
-/* After the wait (returned, timed out, or cancelled): glibc holds the mutex again. */
-void odebug_builtin_cond_wait_end(void *cond, void *mutex)
-{
-	int saved = errno;
-
-	if (odebug_glibc_tracked_mode(mutex))
-		odebug_builtin_step(mutex, &odebug_mutex_descr, BUILTIN_LOCK, 0);
-	odebug_builtin_step(cond, &odebug_cond_descr, BUILTIN_WAKE_ONE, 0);
-	errno = saved;
 }
 
 static void fork_child(void)

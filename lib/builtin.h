@@ -165,18 +165,49 @@ static inline bool odebug_rwlock_cached(const void *addr)
 }
 
 /*
+ * How many readers hold (or wait for) an rwlock whose __readers word is
+ * @r, as glibc counts them: the one place that decodes it (glibc.h has
+ * the layout).
+ */
+static inline unsigned int odebug_glibc_readers_in(unsigned int r)
+{
+	return r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
+}
+
+static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
+{
+	return odebug_glibc_readers_in(__atomic_load_n(
+		&((const pthread_rwlock_t *)addr)->__data.__readers, __ATOMIC_RELAXED));
+}
+
+/*
  * A reader's unlock with nothing to check or write: glibc names no writer,
  * counts readers (the caller's own read hold among them: not "unlock" of
- * an rwlock nobody holds) and the rwlock is cached.
+ * an rwlock nobody holds), and this thread's read holds of it are glibc's
+ * (not tracked mode), for which a cache entry of this address is enough,
+ * whatever its tracker's state: the entry is made only by a lock that
+ * found the mode untracked (and under origins=1 never), the stack the mode
+ * depends on is this thread's and does not move, and process-shared is
+ * read here.  In that mode a reader's unlock changes nothing of ours
+ * (odebug_builtin_rwlock_unlock()), so the tracker's state is not read: a
+ * word of another address (the tracker reused) still misses.
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
+#ifdef ODEBUG_TABLE_KERNEL
+	(void)rw;
+	return false;
+#else
+	struct odebug_tracker *t;
 
-	return !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) &&
-	       (__atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED) >>
-		ODEBUG_GLIBC_RWLOCK_READER_SHIFT) &&
-	       odebug_rwlock_cached(addr);
+	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) ||
+	    !odebug_glibc_rwlock_readers(addr))
+		return false;
+	t = *odebug_mcache_entry((uintptr_t)addr);
+	return t && odebug_word_addr(odebug_tracker_word(t)) == (uintptr_t)addr &&
+	       !rw->__data.__shared;
+#endif
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */
@@ -211,13 +242,16 @@ void odebug_builtin_owner_died(void *addr, const struct debug_obj_descr *d);
 void odebug_builtin_post(void *addr);	/* sem_post: async-signal-safe, jumps out survived */
 
 /* Mutexes (glibc's structure tells whether and by whom one is held). */
+void odebug_builtin_mutex_sync(void *addr);
 int odebug_builtin_mutex_peek(void *addr);
 void odebug_builtin_mutex_destroy(void *addr, int result, int before);
 void odebug_builtin_mutex_unlock(void *addr);
 void odebug_builtin_cond_wait_begin(void *cond, void *mutex);
 void odebug_builtin_cond_wait_end(void *cond, void *mutex);
-void odebug_builtin_rwlock_unlock(void *addr);
 int odebug_builtin_self_tid(void);
+
+/* builtin-unlock.c: the end of a hold. */
+void odebug_builtin_rwlock_unlock(void *addr);
 
 /*
  * The free check of live memory (freecheck.c), under the bucket lock:
@@ -255,7 +289,6 @@ bool odebug_glibc_sem_is_static(void *addr);
 bool odebug_glibc_mutex_kind_bad(const void *addr);
 bool odebug_glibc_cond_is_static(void *addr);
 bool odebug_glibc_rwlock_unheld(const void *addr);
-unsigned int odebug_glibc_rwlock_readers(const void *addr);
 bool odebug_glibc_rwlock_tracked_mode(const void *addr);
 
 /* builtin-misuse.c: memory used as an object of the type that holds none. */

@@ -24,6 +24,13 @@
 bool odebug_thread_hook;
 
 /*
+ * No second thread of any kind exists (lib/tracker.h's unlocked swap):
+ * set at the start and cleared before a clone by preload/clone.c, false
+ * where that file is not built in.
+ */
+bool odebug_one_thread;
+
+/*
  * In the new thread, before its start routine; in the thread that calls
  * pthread_create() (not from a signal handler: it is not async-signal
  * safe); and at the start, with @main (the main thread's stack too).

@@ -50,10 +50,14 @@
  *   activate came first and the free sees ACTIVE and reports, or the free
  *   came first and the activate's CAS fails and the locked path finds the
  *   object untracked;
- * - the CAS is always the locked one, also where glibc's
- *   __libc_single_threaded says one thread: a thread made by a raw
- *   clone() is not counted there, and an unlocked cmpxchg loses updates
- *   between two cores (tests/tracker-clone.c);
+ * - while the process has one thread the CAS is a cmpxchg without the
+ *   lock prefix: only a signal handler can interleave, and only between
+ *   instructions.  One thread is glibc's __libc_single_threaded (cleared
+ *   by pthread_create()) and odebug_one_thread, which preload/clone.c
+ *   sets at the start only where it sees every clone() and
+ *   syscall(SYS_clone) and clears before one with CLONE_VM: a raw-clone
+ *   thread is not counted in glibc's flag, and the unlocked cmpxchg loses
+ *   updates between two cores (tests/tracker-clone.c);
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index
  *   against the pool's reservation (never unmapped while on) and stops
@@ -64,6 +68,19 @@
  */
 #ifndef ODEBUG_TRACKER_H
 #define ODEBUG_TRACKER_H
+
+#if defined(__x86_64__) && defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define ODEBUG_LOCAL_CAS 1
+#endif
+#endif
+#ifndef ODEBUG_LOCAL_CAS
+#define ODEBUG_LOCAL_CAS 0
+#endif
+
+/* No thread but this one can exist (lib/thread.c; set by preload/clone.c). */
+extern bool odebug_one_thread;
 
 /*
  * One tracker per tracked address: 16 bytes on LP64 (asserted below).
@@ -134,6 +151,23 @@ static inline uint64_t odebug_tracker_word(const struct odebug_tracker *t)
  */
 static inline bool odebug_tracker_cas(struct odebug_tracker *t, uint64_t old, uint64_t new)
 {
+#if ODEBUG_LOCAL_CAS
+	/*
+	 * One thread: the word changes under us only in a signal handler,
+	 * between instructions, so a cmpxchg without the lock prefix is
+	 * atomic enough, and it neither locks the line nor drains the store
+	 * buffer.  Both flags turn false before a second thread exists.
+	 */
+	if (odebug_one_thread && __libc_single_threaded) {
+		bool ok;
+
+		__asm__ volatile("cmpxchgq %3, %1"
+				 : "+a"(old), "+m"(t->word), "=@ccz"(ok)
+				 : "r"(new)
+				 : "memory");
+		return ok;
+	}
+#endif
 	return __atomic_compare_exchange_n(&t->word, &old, new, false,
 					   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
 }

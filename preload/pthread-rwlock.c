@@ -122,17 +122,23 @@ INTERPOSE_230_234(int, pthread_rwlock_clockwrlock,
 		  (pthread_rwlock_t *rw, clockid_t c, const struct timespec *t), (rw, c, t),
 		  clockwrlock);
 
-ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+/* Out of line: the quiet unlock's frame stays empty, a tail call. */
+static __attribute__((noinline)) int unlock_slow(int (*next)(pthread_rwlock_t *),
+						 pthread_rwlock_t *rw)
 {
-	int saved;
+	int saved = errno;
 
-	/* A reader's unlock of a cached rwlock: nothing to check or write. */
-	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
-		return next(rw);
-	saved = errno;
 	odebug_builtin_rwlock_unlock(rw);
 	errno = saved;
 	return next(rw);
+}
+
+ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	/* A reader's unlock of a cached rwlock: nothing to check or write. */
+	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
+		return next(rw);
+	return unlock_slow(next, rw);
 }
 ODEBUG_INTERPOSER(PT, int, rwlock_unlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_unlock, (pthread_rwlock_t *rw), (rw), rwlock_unlock);
