@@ -34,7 +34,8 @@
  *	alternated over 11 rounds.  Prints the median ns per call, per pair
  *	and their ratio (with the rounds' lowest and highest ratios).  With
  *	--threads 2, a second thread sleeps throughout (glibc's one-thread
- *	flag off; libodebug's compare-and-swap is the locked one either way).
+ *	flag off: libodebug's compare-and-swap is the locked one, where one
+ *	thread gets the unlocked cmpxchg).
  *
  * Objects are never touched by the benchmark, and libodebug does not read
  * them: their pages stay unpopulated (MAP_NORESERVE), so a million sparse
