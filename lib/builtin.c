@@ -388,8 +388,12 @@ static void rwlock_sync(void *addr)
 		step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
 }
 
-/* Track @addr as initialised, on-stack when it is (no stack note). */
-static void init_quiet(void *addr, const struct debug_obj_descr *d)
+/*
+ * Track @addr by @track, or on the stack (one thread's) by an on-stack
+ * init, which keeps the stack notice away.
+ */
+static void track_at(void *addr, const struct debug_obj_descr *d,
+		     void (*track)(void *, const struct debug_obj_descr *))
 {
 	uintptr_t base;
 
@@ -398,7 +402,13 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d)
 	if (odebug_on_stack((uintptr_t)addr, &base))
 		debug_object_init_on_stack(addr, d);
 	else
-		debug_object_init(addr, d);
+		track(addr, d);
+}
+
+/* Track @addr as initialised. */
+static void init_quiet(void *addr, const struct debug_obj_descr *d)
+{
+	track_at(addr, d, debug_object_init);
 }
 
 /*
@@ -406,19 +416,11 @@ static void init_quiet(void *addr, const struct debug_obj_descr *d)
  * find it so at once (the first uses of a PTHREAD_RWLOCK_INITIALIZER lock):
  * debug_object_assert_init() makes the tracker under the bucket lock only
  * if there is still none, where an init would say "init active" once the
- * other thread holds it.  On the stack (one thread's), an on-stack init
- * keeps the stack notice away.
+ * other thread holds it.
  */
 static void track_static(void *addr, const struct debug_obj_descr *d)
 {
-	uintptr_t base;
-
-	mutex_tracked(d);
-	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)addr, &base))
-		debug_object_init_on_stack(addr, d);
-	else
-		debug_object_assert_init(addr, d);
+	track_at(addr, d, debug_object_assert_init);
 }
 
 /* A misuse no public call describes: "<op> <state>", the tracker as it is. */

@@ -10,6 +10,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "report.h"
 
 /**
  * debug_objects_report_hook - called by every warning no suppression matched
@@ -36,7 +37,6 @@ static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 {
 	static struct odebug_frame fs[ODEBUG_MAX_FRAMES];	/* under the report lock */
 	const uintptr_t *pcs;
-	const struct odebug_frame *f;
 	int i, nf, n = odebug_depot_get(id, &pcs);
 
 	if (!n)
@@ -55,33 +55,8 @@ static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 		return;
 	}
 	nf = odebug_symbolize(pcs, n, true, fs, ODEBUG_MAX_FRAMES);
-	for (i = 0; i < nf; i++) {
-		f = &fs[i];
-		odebug_puts(b, "    #");
-		odebug_put_dec(b, (unsigned long)i);
-		odebug_putc(b, ' ');
-		odebug_put_hex(b, f->pc);
-		odebug_puts(b, " in ");
-		odebug_puts(b, f->func && f->func[0] ? f->func : "??");
-		if (f->func && f->func[0] && f->has_off) {
-			odebug_putc(b, '+');
-			odebug_put_hex(b, f->func_off);
-		}
-		if (f->module) {
-			odebug_puts(b, " (");
-			odebug_puts(b, f->module);
-			odebug_putc(b, '+');
-			odebug_put_hex(b, f->module_off);
-			odebug_putc(b, ')');
-		}
-		if (f->file && f->file[0]) {
-			odebug_puts(b, " at ");
-			odebug_puts(b, f->file);
-			odebug_putc(b, ':');
-			odebug_put_dec(b, f->line);
-		}
-		odebug_putc(b, '\n');
-	}
+	for (i = 0; i < nf; i++)
+		odebug_put_frame(b, i, &fs[i]);
 }
 
 /**

@@ -214,7 +214,7 @@ static void put_thread_line(struct odebug_buf *b)
  * "    #3 0x55d0c0a81c40 in conn_close+0x2d (/usr/bin/app+0x1c40) at conn.c:88"
  * "    #2 0x55d0c0a81c40 in put_conn (inlined) (/usr/bin/app+0x1c40) at conn.h:12"
  */
-static void put_frame(struct odebug_buf *b, int index, const struct odebug_frame *f)
+void odebug_put_frame(struct odebug_buf *b, int index, const struct odebug_frame *f)
 {
 	odebug_puts(b, "    #");
 	odebug_put_dec(b, (unsigned long)index);
@@ -256,7 +256,7 @@ static void put_text_stack(struct odebug_buf *b, const char *title,
 		odebug_puts(b, ":\n");
 	}
 	for (i = 0; i < n && i < limit; i++)
-		put_frame(b, i, &fs[i]);
+		odebug_put_frame(b, i, &fs[i]);
 	if (n > limit) {
 		odebug_puts(b, "    ... ");
 		odebug_put_dec(b, (unsigned long)(n - limit));

@@ -44,6 +44,7 @@ struct report {
 
 void odebug_put_bounded(struct odebug_buf *b, const char *s, size_t cap);
 void odebug_put_symbol(struct odebug_buf *b, const struct odebug_frame *f);
+void odebug_put_frame(struct odebug_buf *b, int index, const struct odebug_frame *f);
 void odebug_thread_name(char name[17]);
 bool odebug_report_state(const struct odebug_snapshot *o, int owner,
 			 struct report_state *s);
