@@ -220,35 +220,18 @@ static int list_exec(enum list_exec kind, const char *path, const char *arg, va_
 	return kind == LIST_EXECLP ? run_execvp(path, argv) : run_execv(path, argv);
 }
 
-ODEBUG_EXPORT int execl(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, arg);
-	r = list_exec(LIST_EXECL, path, arg, ap);
-	va_end(ap);
-	return r;
-}
-
-ODEBUG_EXPORT int execlp(const char *file, const char *arg, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, arg);
-	r = list_exec(LIST_EXECLP, file, arg, ap);
-	va_end(ap);
-	return r;
-}
-
-ODEBUG_EXPORT int execle(const char *path, const char *arg, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, arg);
-	r = list_exec(LIST_EXECLE, path, arg, ap);
-	va_end(ap);
-	return r;
-}
+/* execl, execlp, execle: their variadic arguments, to list_exec(). */
+#define LIST_EXEC(name, kind)							\
+	ODEBUG_EXPORT int name(const char *path, const char *arg, ...)		\
+	{									\
+		va_list ap;							\
+		int r;								\
+										\
+		va_start(ap, arg);						\
+		r = list_exec(kind, path, arg, ap);				\
+		va_end(ap);							\
+		return r;							\
+	}
+LIST_EXEC(execl, LIST_EXECL)
+LIST_EXEC(execlp, LIST_EXECLP)
+LIST_EXEC(execle, LIST_EXECLE)
