@@ -3,9 +3,9 @@
  * held.h - memory the kernel and libc hold: a value of the program's that
  * they keep and hand back later (epoll's data.ptr with the next event, a
  * POSIX timer's sival_ptr to its callback or signal).  Each family is a
- * descriptor of lib/held.c; a hold is a record there (who holds which
- * value) plus a tracker in the table, ACTIVE while anything holds the
- * value, so the free check (free, realloc, munmap, mremap, returned
+ * descriptor of lib/held.c; a hold is a record of lib/held-store.c's
+ * one store (who holds which value) plus a tracker in the table, ACTIVE
+ * while anything holds the value, so the free check (free, realloc, munmap, mremap, returned
  * frames, dlclose) finds memory freed while held at no new cost.
  *
  * The tracker sits at the held address plus the family's number (1: epoll,
