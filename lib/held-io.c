@@ -2,25 +2,24 @@
 /*
  * held-io.c - memory held by asynchronous I/O in flight (held-io.h):
  * its records, the trackers' state, the query at the free check and the
- * fixup.  The families (held-aio.c,
- * held-uring.c) say whether a request is still in flight, undo it and
- * name it.
+ * fixup.  The families (held-aio.c, held-uring.c) say whether a request
+ * is still in flight, undo it and name it.
  *
  * A record is (held word, request); a request holds one to six words
  * (an aiocb and its buffer; an iovec array and its first buffers).
  * Records are the store's (held-store.h: family ODEBUG_HOLD_IO, the
- * request kept beside), chained by request and by word.  A record stays until the word's free check finds its request
- * complete, the same request key is submitted again, or its ring is torn
- * down: nothing is done when a request completes, so its tracker stays
- * ACTIVE and the free of a completed request's memory costs one query
- * of the family (aio_error, a look at the completion ring).
+ * request kept beside), chained by request and by word.  A record stays
+ * until the word's free check finds its request complete, the same
+ * request key is submitted again, or its ring is torn down: nothing is
+ * done when a request completes, so its tracker stays ACTIVE and the
+ * free of a completed request's memory costs one query of the family
+ * (aio_error, a look at the completion ring).
  *
- * A fork() child inherits the mapping but none of the requests: records
+ * A fork() child inherits the records but none of the requests: records
  * made before the fork count as complete (the store's fork generation:
  * no system call per submission).
  */
 #define _GNU_SOURCE
-
 #include "builtin.h"
 #include "held-io.h"
 #include "held-store.h"

@@ -5,6 +5,7 @@
  * and the fork generation.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 
 #include "held-store.h"
@@ -23,16 +24,19 @@ static void fork_child(void)
 
 /*
  * The mapping (held-store.h's odebug_holds_mapped()): reserved for
- * ODEBUG_HOLDS_MAX records, touched as used.  False when it cannot be mapped, and nothing is held.
+ * ODEBUG_HOLDS_MAX records, touched as used.  False when it cannot be
+ * mapped, and nothing is held.  errno is the caller's still.
  */
 bool odebug_holds_map(void)
 {
 	static int failed;
 	struct odebug_holds *m;
+	int saved = errno;
 
 	if (odebug_load(&failed))
 		return false;
 	m = odebug_map(sizeof(*m));
+	errno = saved;
 	if (!m) {
 		odebug_store(&failed, 1);
 		return false;
@@ -50,9 +54,11 @@ bool odebug_holds_map(void)
 void odebug_holds_full(void)
 {
 	static int said;
+	int saved = errno;
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
 		odebug_message("65536 holds recorded: new epoll registrations, timers, "
 			       "requests, streams, stacks and keys are not checked from now on",
 			       (char *)NULL);
+	errno = saved;
 }

@@ -43,8 +43,8 @@ struct odebug_hold {
 	size_t len;		/* held-ext.h's families: the held bytes */
 	uint8_t family, flags;	/* flags: ODEBUG_HOLD_* or the family's own */
 	uint16_t gen;		/* fork generation: a child's inherited records are not its own */
-	uint32_t knext, anext;	/* chains by key and by address: index + 1, 0 ends */
-};
+	uint32_t knext, anext;	/* chains by key and by address: an index, 0 ends */
+} __attribute__((aligned(64)));	/* one cache line */
 
 /* What an AIO or io_uring record has besides (kept apart: the others never touch it). */
 struct odebug_hold_io {
@@ -56,15 +56,15 @@ struct odebug_hold_io {
 struct odebug_holds {
 	uint32_t khead[1u << ODEBUG_HOLD_HASH_BITS], ahead[1u << ODEBUG_HOLD_HASH_BITS];
 	uint32_t free_list, used;
-	struct odebug_hold h[ODEBUG_HOLDS_MAX];
-	struct odebug_hold_io io[ODEBUG_HOLDS_MAX];	/* touched only by those families */
+	struct odebug_hold h[ODEBUG_HOLDS_MAX + 1];	/* by index: h[0] is never used */
+	struct odebug_hold_io io[ODEBUG_HOLDS_MAX + 1];	/* touched only by those families */
 };
 
 extern struct odebug_holds *odebug_holds;
 extern odebug_spinlock_t odebug_holds_lock;
 extern uint16_t odebug_hold_gen;		/* this process's: one more in each fork() child */
 extern unsigned long odebug_hold_version;	/* one more at each change of a record (locked) */
-/* Records per family (held-ext.h's count them for the interposers' one load). */
+/* Records per family, held-ext.h's only (odebug_hold_count_add()). */
 extern unsigned long odebug_hold_count[16];
 
 bool odebug_holds_map(void);
@@ -103,10 +103,10 @@ static inline uint32_t *odebug_hold_ahead(uintptr_t addr)
 	return &odebug_holds->ahead[odebug_hold_hash(addr)];
 }
 
-/* The record of index + 1 @i (a chain link), or NULL at the chain's end. */
+/* The record of index @i (a chain link), or NULL at the chain's end. */
 static inline struct odebug_hold *odebug_hold_at(uint32_t i)
 {
-	return i ? &odebug_holds->h[i - 1] : NULL;
+	return i ? &odebug_holds->h[i] : NULL;
 }
 
 static inline struct odebug_hold_io *odebug_hold_io_of(const struct odebug_hold *h)
@@ -135,12 +135,17 @@ static inline unsigned int odebug_hold_holding(int family, uintptr_t addr, unsig
 	return n;
 }
 
-/* Locked, so plain stores: the interposers only load the counts. */
+/*
+ * Locked, so plain stores: the interposers only load the counts.  Only
+ * held-ext.h's families are counted (their interposers' one load); the
+ * others' calls go to the store anyway.
+ */
 static inline void odebug_hold_count_add(int family, long d)
 {
 	unsigned long *c = &odebug_hold_count[family & 15];
 
-	odebug_store(c, *c + (unsigned long)d);
+	if (family > ODEBUG_HOLD_IO)
+		odebug_store(c, *c + (unsigned long)d);
 }
 
 /*
@@ -172,7 +177,7 @@ static inline struct odebug_hold *odebug_hold_add(int family, uint64_t key, uint
 
 	if (s->free_list) {
 		idx = s->free_list;
-		s->free_list = s->h[idx - 1].knext;
+		s->free_list = s->h[idx].knext;
 	} else if (s->used < ODEBUG_HOLDS_MAX) {
 		idx = ++s->used;
 	} else {
@@ -183,10 +188,17 @@ static inline struct odebug_hold *odebug_hold_add(int family, uint64_t key, uint
 	odebug_hold_count_add(family, 1);
 	kh = odebug_hold_khead(family, key);
 	ah = odebug_hold_ahead(addr);
-	h = &s->h[idx - 1];
-	*h = (struct odebug_hold){ .addr = addr, .key = key, .key2 = key2,
-				   .family = (uint8_t)family, .gen = odebug_hold_gen,
-				   .knext = *kh, .anext = *ah };
+	h = &s->h[idx];
+	h->addr = addr;
+	h->key = key;
+	h->key2 = key2;
+	h->fn = 0;
+	h->len = 0;
+	h->family = (uint8_t)family;
+	h->flags = 0;
+	h->gen = odebug_hold_gen;
+	h->knext = *kh;
+	h->anext = *ah;
 	*kh = idx;
 	*ah = idx;
 	return h;
@@ -196,16 +208,16 @@ static inline struct odebug_hold *odebug_hold_add(int family, uint64_t key, uint
 static inline uintptr_t odebug_hold_drop(struct odebug_hold *h)
 {
 	struct odebug_holds *s = odebug_holds;
-	uint32_t idx = (uint32_t)(h - s->h) + 1, *p;
+	uint32_t idx = (uint32_t)(h - s->h), *p;
 	uintptr_t addr = h->addr;
 
 	odebug_hold_changed();
 	odebug_hold_count_add(h->family, -1);
-	for (p = odebug_hold_khead(h->family, h->key); *p && *p != idx; p = &s->h[*p - 1].knext)
+	for (p = odebug_hold_khead(h->family, h->key); *p && *p != idx; p = &s->h[*p].knext)
 		;
 	if (*p)
 		*p = h->knext;
-	for (p = odebug_hold_ahead(addr); *p && *p != idx; p = &s->h[*p - 1].anext)
+	for (p = odebug_hold_ahead(addr); *p && *p != idx; p = &s->h[*p].anext)
 		;
 	if (*p)
 		*p = h->anext;

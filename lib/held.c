@@ -90,7 +90,8 @@ static bool armed_at(int family, uintptr_t addr)
 }
 
 /* @h's flags become @flags, the one-shot count kept.  Locked. */
-static void set_flags(struct odebug_hold *h, unsigned int flags)
+static inline __attribute__((always_inline)) void
+set_flags(struct odebug_hold *h, unsigned int flags)
 {
 	bool was = (h->flags & (ARMED | ONESHOT)) == (ARMED | ONESHOT);
 	bool now = (flags & (ARMED | ONESHOT)) == (ARMED | ONESHOT);
@@ -104,7 +105,7 @@ static void set_flags(struct odebug_hold *h, unsigned int flags)
 }
 
 /* Disarm and drop a record; returns its address.  Locked. */
-static uintptr_t drop(struct odebug_hold *h)
+static inline __attribute__((always_inline)) uintptr_t drop(struct odebug_hold *h)
 {
 	set_flags(h, 0);
 	return odebug_hold_drop(h);
@@ -115,14 +116,43 @@ static const struct debug_obj_descr *descr_of(int family)
 	return family == ODEBUG_HELD_EPOLL ? &odebug_epoll_descr : &odebug_ptimer_descr;
 }
 
+#ifndef ODEBUG_TABLE_KERNEL
 /*
- * A held tracker at @t made ACTIVE (@want, a @d object) or INACTIVE, by
- * the built-in types' steps: they never report, and a tracker of another
- * type at that address (FOREIGN) is left alone, unless it is of type @alt,
- * another family that may stand there for the same holder.  A new tracker
- * counts against the built-in types' bound.  No lock held: with origins=1
- * the step records this stack.
+ * Trackers found lately, by held address: a hint, as good as
+ * odebug_peek()'s answer once the word read from it holds the address
+ * and is not RETIRED (tracker.h: at most one such tracker exists, and
+ * the compare-and-swap fails if the word changed since).
  */
+static uint32_t hints[256];
+
+static inline uint32_t *hint_of(uintptr_t t)
+{
+	return &hints[(t * 0x9e3779b97f4a7c15ull) >> 56];
+}
+
+static inline struct odebug_tracker *find_tracker(uintptr_t t, uint64_t *w)
+{
+	uint32_t i = odebug_load(hint_of(t));
+	struct odebug_tracker *tr;
+
+	if (i && i < odebug_load(&odebug_pool_reserved)) {
+		tr = odebug_tracker_at(i);
+		*w = odebug_tracker_word(tr);
+		if (odebug_word_addr(*w) == t && !odebug_word_retired(*w))
+			return tr;
+	}
+	tr = odebug_peek(t, w);
+	if (tr)
+		odebug_store(hint_of(t), odebug_tracker_index(tr));
+	return tr;
+}
+#else
+static inline struct odebug_tracker *find_tracker(uintptr_t t, uint64_t *w)
+{
+	return odebug_peek(t, w);
+}
+#endif
+
 /*
  * The built-in types' lockless lock and unlock step (builtin.c's
  * fast_step()) for a tracker of @d, inline: epoll_ctl and timer_settime
@@ -137,7 +167,7 @@ static inline bool fast_track(void *t, const struct debug_obj_descr *d, bool wan
 
 	if (unlikely(odebug_opt.origins))
 		return false;
-	tr = odebug_peek((uintptr_t)t, &w);
+	tr = find_tracker((uintptr_t)t, &w);
 	if (!tr || odebug_word_descr(w) != d)
 		return false;
 	state = odebug_word_state(w);
@@ -151,14 +181,20 @@ static inline bool fast_track(void *t, const struct debug_obj_descr *d, bool wan
 	return odebug_tracker_move(tr, w, want ? ODEBUG_STATE_ACTIVE : ODEBUG_STATE_INACTIVE);
 }
 
-void odebug_held_track(void *t, const struct debug_obj_descr *d,
-		       const struct debug_obj_descr *alt, bool want)
+/*
+ * A held tracker at @t made ACTIVE (@want, a @d object) or INACTIVE, by
+ * the built-in types' steps: they never report, and a tracker of another
+ * type at that address (FOREIGN) is left alone, unless it is of type @alt,
+ * another family that may stand there for the same holder.  A new tracker
+ * counts against the built-in types' bound.  No lock held: with origins=1
+ * the step records this stack.
+ */
+static __attribute__((noinline)) void
+track_slow(void *t, const struct debug_obj_descr *d, const struct debug_obj_descr *alt, bool want)
 {
 	uintptr_t base;
 	int s;
 
-	if (likely(fast_track(t, d, want)))
-		return;
 	if (!want) {
 		odebug_builtin_step(t, d, BUILTIN_UNLOCK, 0);
 		if (alt)
@@ -189,6 +225,30 @@ void odebug_held_track(void *t, const struct debug_obj_descr *d,
 	odebug_builtin_step(t, d, BUILTIN_LOCK, 0);
 }
 
+/* errno is the caller's still: epoll_ctl's and timer_settime's interposers do not keep it. */
+static __attribute__((noinline)) void
+track_slow_keep_errno(void *t, const struct debug_obj_descr *d,
+		      const struct debug_obj_descr *alt, bool want)
+{
+	int saved = errno;
+
+	track_slow(t, d, alt, want);
+	errno = saved;
+}
+
+static inline void track(void *t, const struct debug_obj_descr *d,
+			 const struct debug_obj_descr *alt, bool want)
+{
+	if (unlikely(!fast_track(t, d, want)))
+		track_slow_keep_errno(t, d, alt, want);
+}
+
+void odebug_held_track(void *t, const struct debug_obj_descr *d,
+		       const struct debug_obj_descr *alt, bool want)
+{
+	track(t, d, alt, want);
+}
+
 /*
  * Make the tracker of (@family, @addr) agree with the records: @holds
  * (which takes the records' lock) decides, @apply changes the tracker
@@ -213,7 +273,7 @@ void odebug_held_settle(uintptr_t addr, int family, bool (*holds)(uintptr_t addr
 
 static void apply(uintptr_t addr, int family, bool want)
 {
-	odebug_held_track((void *)(addr + (uintptr_t)family), descr_of(family), NULL, want);
+	track((void *)(addr + (uintptr_t)family), descr_of(family), NULL, want);
 }
 
 static bool holds(uintptr_t addr, int family)
@@ -239,9 +299,9 @@ static void settle(uintptr_t addr, int family)
  * address's held-ness changed under the lock: otherwise the tracker
  * already agrees, or a change in between is followed by its own settle.
  */
-static void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
+static inline void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
 {
-	apply(addr, family, want);
+	track((void *)(addr + (uintptr_t)family), descr_of(family), NULL, want);
 #ifndef __x86_64__	/* x86: the tracker's step was a locked instruction, a full barrier */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif

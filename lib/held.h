@@ -87,7 +87,11 @@ static inline bool odebug_held_fd_marked(int fd)
 	return odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1;
 }
 
-/* The events (lib/held.c), called after the real call succeeded. */
+/*
+ * The events (lib/held.c), called after the real call succeeded.
+ * odebug_held_epoll_ctl() and odebug_held_timer_set() keep errno (every
+ * call of a server's makes them: the interposers save nothing).
+ */
 void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 void odebug_held_epoll_delivered(int epfd, const void *events, int n);
 void odebug_held_close(int fd);
