@@ -4,74 +4,31 @@
  * their part of the free check: is it still held (the family asks libc
  * or the kernel), the holder line, the fixup.
  *
- * Few records are live at once (streams given a buffer, threads with a
- * signal stack, a stack of their own or a routine running, keys with a
- * destructor), so they sit in one array scanned up to its high-water
- * mark, mapped at the first record; one spinlock guards it, with the
- * re-entry guard set, and nothing is called under it.  A tracker at the
+ * The records are the store's (held-store.h): key and key2 are the
+ * family's key and thread id.  A tracker at the
  * held address plus the family's number is ACTIVE while a record of the
  * family holds the address, changed outside the lock by the built-in
  * types' steps, which never report (as lib/held.c's settle()).
  */
 #define _GNU_SOURCE
-#include <pthread.h>
-
 #include "builtin.h"
 #include "held-ext.h"
-#include "lock.h"
+#include "held-store.h"
 
-#define XHOLDS_MAX	4096u
 #define BATCH		16
 
-struct xholds {
-	uint32_t used;
-	struct odebug_xhold h[XHOLDS_MAX];
-};
-
-unsigned long odebug_xhold_count[ODEBUG_HELD_ALL];
-static struct xholds *X;
-static odebug_spinlock_t lock;
-static uint16_t gen;
-
-/* In a fork() child: the parent's records are not the child's (the timer family's rule). */
-static void fork_child(void)
+/* A thread id as the store's key2. */
+static uint64_t tid_key(int tid)
 {
-	odebug_store(&gen, (uint16_t)(odebug_load(&gen) + 1));
+	return (uint32_t)tid;
 }
 
-/* The array, at the first record (not from free(): the events are interposers'). */
-static bool mapped(void)
+/* The family files' view of a store record. */
+static struct odebug_xhold view(const struct odebug_hold *h)
 {
-	static int failed;
-	struct xholds *m;
-
-	if (likely(odebug_load(&X)))
-		return true;
-	if (odebug_load(&failed))
-		return false;
-	m = odebug_map(sizeof(*m));
-	if (!m) {
-		odebug_store(&failed, 1);
-		return false;
-	}
-	if (__atomic_compare_exchange_n(&X, &(struct xholds *){ NULL }, m, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		pthread_atfork(NULL, NULL, fork_child);
-	else
-		odebug_unmap(m, sizeof(*m));
-	return true;
-}
-
-static void xlock(void)
-{
-	odebug_guard_enter();
-	odebug_spin_lock(&lock);
-}
-
-static void xunlock(void)
-{
-	odebug_spin_unlock(&lock);
-	odebug_guard_exit();
+	return (struct odebug_xhold){ .addr = h->addr, .len = h->len, .key = (uintptr_t)h->key,
+				      .fn = h->fn, .tid = (int)(uint32_t)h->key2,
+				      .family = h->family, .flags = h->flags, .gen = h->gen };
 }
 
 static const struct odebug_held_ext_ops *ops_of(int family)
@@ -97,37 +54,12 @@ static int family_of(const struct debug_obj_descr *d)
 /* Is @h this process's, not one inherited over fork()? */
 bool odebug_xhold_current(const struct odebug_xhold *h)
 {
-	return h->gen == odebug_load(&gen);
+	return h->gen == odebug_load(&odebug_hold_gen);
 }
 
-/* Records of @family holding @addr.  Locked. */
-static unsigned int holding(int family, uintptr_t addr)
+static struct odebug_hold *find(int family, uintptr_t key, int tid)
 {
-	unsigned int n = 0;
-	uint32_t i;
-
-	for (i = 0; i < X->used; i++)
-		n += X->h[i].addr == addr && X->h[i].family == family;
-	return n;
-}
-
-static struct odebug_xhold *find(int family, uintptr_t key, int tid)
-{
-	uint32_t i;
-
-	for (i = 0; i < X->used; i++)
-		if (X->h[i].addr && X->h[i].family == family && X->h[i].key == key &&
-		    X->h[i].tid == tid)
-			return &X->h[i];
-	return NULL;
-}
-
-static void drop(struct odebug_xhold *h)
-{
-	__atomic_fetch_sub(&odebug_xhold_count[h->family], 1, __ATOMIC_RELAXED);
-	h->addr = 0;
-	while (X->used && !X->h[X->used - 1].addr)
-		X->used--;
+	return odebug_hold_find(family, key, tid_key(tid));
 }
 
 /* The tracker made ACTIVE or INACTIVE, never reporting (held.c). */
@@ -140,9 +72,9 @@ static bool holds(uintptr_t addr, int family)
 {
 	unsigned int n;
 
-	xlock();
-	n = holding(family, addr);
-	xunlock();
+	odebug_hold_lock();
+	n = odebug_hold_holding(family, addr, 0);
+	odebug_hold_unlock();
 	return n > 0;
 }
 
@@ -156,49 +88,31 @@ static void settle(uintptr_t addr, int family)
 /* held-ext.h: after the tracker went without the records (a thread's exit check). */
 void odebug_xhold_settle(int family, uintptr_t addr)
 {
-	if (odebug_load(&X))
+	if (odebug_load(&odebug_holds))
 		settle(addr, family);
-}
-
-/* A free record, counted for @family (its caller fills it in); NULL when full.  Locked. */
-static struct odebug_xhold *fresh(int family)
-{
-	uint32_t i;
-
-	if (X->used >= XHOLDS_MAX)
-		return NULL;
-	for (i = 0; i < X->used && X->h[i].addr; i++)
-		;
-	if (i == X->used)
-		X->used++;
-	__atomic_fetch_add(&odebug_xhold_count[family], 1, __ATOMIC_RELAXED);
-	return &X->h[i];
 }
 
 /* (@family, @key, @tid) holds [@addr, @addr + @len) now, in place of what it held. */
 void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t len,
 		      uintptr_t fn)
 {
-	static int said;
-	struct odebug_xhold *h;
+	struct odebug_hold *h;
 	uintptr_t old = 0;
 
-	if (!mapped())
+	if (!odebug_holds_mapped())
 		return;
-	xlock();
+	odebug_hold_lock();
 	h = find(family, key, tid);
 	if (h && h->addr != addr)
 		old = h->addr;
-	if (!h)
-		h = fresh(family);
 	if (h)
-		*h = (struct odebug_xhold){ .addr = addr, .len = len, .key = key, .fn = fn,
-					    .tid = tid, .family = (uint8_t)family,
-					    .gen = odebug_load(&gen) };
-	xunlock();
-	if (!h && !__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		odebug_message("4096 holds of streams, threads and keys recorded: new ones "
-			       "are not checked from now on", (char *)NULL);
+		odebug_hold_drop(h);
+	h = odebug_hold_add(family, key, tid_key(tid), addr);
+	if (h) {
+		h->len = len;
+		h->fn = fn;
+	}
+	odebug_hold_unlock();
 	settle(old, family);
 	if (h)
 		settle(addr, family);
@@ -207,28 +121,28 @@ void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t
 /* held-ext.h: @r's record made by the first of its two parties, completed by the other. */
 void odebug_xhold_meet(const struct odebug_xhold *r, uint8_t side)
 {
-	struct odebug_xhold *h = NULL;
+	struct odebug_hold *h;
 	bool added = false;
-	uint32_t i;
 
-	if (!mapped())
+	if (!odebug_holds_mapped())
 		return;
-	xlock();
-	for (i = 0; i < X->used && !h; i++)
-		if (X->h[i].addr && X->h[i].family == r->family && X->h[i].key == r->key &&
-		    !(X->h[i].flags & side) && X->h[i].gen == odebug_load(&gen))
-			h = &X->h[i];
+	odebug_hold_lock();
+	for (h = odebug_hold_at(*odebug_hold_khead(r->family, r->key)); h;
+	     h = odebug_hold_at(h->knext))
+		if (h->family == r->family && h->key == r->key && !(h->flags & side) &&
+		    h->gen == odebug_hold_gen)
+			break;
 	if (h) {
 		h->flags |= side | r->flags;
 		if (r->tid)
-			h->tid = r->tid;
-	} else if ((h = fresh(r->family))) {
-		*h = *r;
-		h->flags |= side;
-		h->gen = odebug_load(&gen);
+			h->key2 = tid_key(r->tid);
+	} else if ((h = odebug_hold_add(r->family, r->key, tid_key(r->tid), r->addr))) {
+		h->len = r->len;
+		h->fn = r->fn;
+		h->flags = r->flags | side;
 		added = true;
 	}
-	xunlock();
+	odebug_hold_unlock();
 	if (added)
 		settle(r->addr, r->family);
 }
@@ -236,74 +150,79 @@ void odebug_xhold_meet(const struct odebug_xhold *r, uint8_t side)
 /* held-ext.h: flags set on the records of (@family, @key). */
 unsigned int odebug_xhold_mark(int family, uintptr_t key, uint8_t unless, uint8_t set)
 {
+	struct odebug_hold *h;
 	unsigned int n = 0;
-	uint32_t i;
 
-	if (!odebug_load(&X))
+	if (!odebug_load(&odebug_holds))
 		return 0;
-	xlock();
-	for (i = 0; i < X->used; i++) {
-		struct odebug_xhold *h = &X->h[i];
-
-		if (h->addr && h->family == family && h->key == key && !(h->flags & unless)) {
+	odebug_hold_lock();
+	for (h = odebug_hold_at(*odebug_hold_khead(family, key)); h; h = odebug_hold_at(h->knext)) {
+		if (h->family == family && h->key == key && !(h->flags & unless)) {
 			h->flags |= set;
 			n++;
 		}
 	}
-	xunlock();
+	odebug_hold_unlock();
 	return n;
 }
 
 /* (@family, @key, @tid) holds nothing now. */
 void odebug_xhold_end(int family, uintptr_t key, int tid)
 {
-	struct odebug_xhold *h;
+	struct odebug_hold *h;
 	uintptr_t addr = 0;
 
-	if (!odebug_load(&X))
+	if (!odebug_load(&odebug_holds))
 		return;
-	xlock();
+	odebug_hold_lock();
 	h = find(family, key, tid);
-	if (h) {
-		addr = h->addr;
-		drop(h);
-	}
-	xunlock();
+	if (h)
+		addr = odebug_hold_drop(h);
+	odebug_hold_unlock();
 	settle(addr, family);
 }
 
-/* Copies of @family's records (holding @addr unless it is 0), from the @skip-th. */
+/*
+ * Copies of @family's records (holding @addr unless it is 0), from the
+ * @skip-th: by address on its chain, else every record looked at (the
+ * dlclose and thread-exit checks).
+ */
 unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *out,
 			       unsigned int max, unsigned int skip)
 {
+	const struct odebug_hold *h;
 	unsigned int n = 0, seen = 0;
-	uint32_t i;
+	uint32_t i = 0;
 
-	if (!odebug_load(&X))
+	if (!odebug_load(&odebug_holds))
 		return 0;
-	xlock();
-	for (i = 0; i < X->used && n < max; i++) {
-		const struct odebug_xhold *h = &X->h[i];
-
-		if (!h->addr || h->family != family || (addr && h->addr != addr))
-			continue;
-		if (seen++ >= skip)
-			out[n++] = *h;
+	odebug_hold_lock();
+	h = addr ? odebug_hold_at(*odebug_hold_ahead(addr)) : NULL;
+	for (;;) {
+		if (!addr)
+			h = ++i <= odebug_holds->used ? odebug_hold_at(i) : NULL;
+		if (!h || n >= max)
+			break;
+		if (h->addr && h->family == family && (!addr || h->addr == addr) &&
+		    seen++ >= skip)
+			out[n++] = view(h);
+		if (addr)
+			h = odebug_hold_at(h->anext);
 	}
-	xunlock();
+	odebug_hold_unlock();
 	return n;
 }
 
 /* End the record @c was copied from, if it is still that record. */
 static void end_copy(const struct odebug_xhold *c)
 {
-	struct odebug_xhold *h;
+	struct odebug_hold *h;
 
-	xlock();
+	odebug_hold_lock();
 	h = find(c->family, c->key, c->tid);
 	if (h && h->addr == c->addr)
-		drop(h);
-	xunlock();
+		odebug_hold_drop(h);
+	odebug_hold_unlock();
 }
 
 /* The records of @family at @addr libc or the kernel confirm; the others end. */

@@ -8,9 +8,10 @@
  * a key destructor, a signal handler, a timer or a running thread still
  * needs at its dlclose (held-module.c).
  *
- * lib/held-ext.c keeps their records and the trackers (as lib/held.c
- * does for epoll and timers: ACTIVE at the held address plus the
- * family's number while a record holds it); each family file says
+ * lib/held-ext.c keeps their records, in the one store of
+ * lib/held-store.c, and the trackers (as lib/held.c does for epoll and
+ * timers: ACTIVE at the held address plus the family's number while a
+ * record holds it); each family file says
  * whether a record still holds (asked at the free before a report), how
  * to name the holder, and what its fixup does.
  */
@@ -71,7 +72,7 @@ extern const struct odebug_held_ext_ops odebug_held_stdio_ops, odebug_held_sigst
 extern const struct debug_obj_descr odebug_stdio_descr, odebug_sigstack_descr,
 	odebug_tstack_descr, odebug_module_descr;
 
-/* Records (held-ext.c).  hold() replaces the record of (@family, @key, @tid). */
+/* Records (held-ext.c).  set() replaces the record of (@family, @key, @tid). */
 void odebug_xhold_set(int family, uintptr_t key, int tid, uintptr_t addr, size_t len,
 		      uintptr_t fn);
 void odebug_xhold_end(int family, uintptr_t key, int tid);
@@ -88,7 +89,8 @@ void odebug_xhold_settle(int family, uintptr_t addr);
 /* Copies of the records of @family (all when @addr is 0, else holding @addr); at most @max. */
 unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *out,
 			       unsigned int max, unsigned int skip);
-extern unsigned long odebug_xhold_count[ODEBUG_HELD_ALL];
+/* Records per family (held-store.c): the interposers' one load. */
+extern unsigned long odebug_hold_count[16];
 bool odebug_xhold_current(const struct odebug_xhold *h);
 /* Is thread @tid of this process alive (held-sigstack.c)? */
 bool odebug_held_thread_alive(int tid);

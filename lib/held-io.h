@@ -8,7 +8,8 @@
  * completion call is watched, so a request nobody waits for is still
  * judged exactly.
  *
- * Records live in lib/held-io.c: one per held 8-byte word (the aiocb, a
+ * lib/held-io.c keeps their records, in lib/held-store.c's store: one
+ * per held 8-byte word (the aiocb, a
  * buffer, an iovec array...), each naming its request.  The tracker of a
  * word sits at its byte 7 (held.h's scheme: the families of lib/held.c
  * count up from 1, these two share the last offset), ACTIVE while a

@@ -93,6 +93,6 @@ void odebug_held_sigstack_set(const stack_t *ss)
 	if (!(ss->ss_flags & SS_DISABLE) && odebug_held_pointer((uintptr_t)ss->ss_sp))
 		odebug_xhold_set(ODEBUG_HELD_SIGSTACK, 0, self, (uintptr_t)ss->ss_sp,
 				 ss->ss_size, 0);
-	else if (odebug_load(&odebug_xhold_count[ODEBUG_HELD_SIGSTACK]))
+	else if (odebug_load(&odebug_hold_count[ODEBUG_HELD_SIGSTACK]))
 		odebug_xhold_end(ODEBUG_HELD_SIGSTACK, 0, self);
 }

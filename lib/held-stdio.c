@@ -101,7 +101,7 @@ void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how)
 		odebug_xhold_set(ODEBUG_HELD_STDIO, (uintptr_t)f, 0, base, size, (uintptr_t)how);
 		return;
 	}
-	if (!odebug_load(&odebug_xhold_count[ODEBUG_HELD_STDIO]))
+	if (!odebug_load(&odebug_hold_count[ODEBUG_HELD_STDIO]))
 		return;
 	for (i = 0; (n = odebug_xhold_list(ODEBUG_HELD_STDIO, 0, &c, 1, i)); i++)
 		if (c.key == (uintptr_t)f) {
@@ -114,6 +114,6 @@ void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how)
 /* fclose or freopen ran on @stream: its buffer (if the program's) is free. */
 void odebug_held_stdio_closed(void *stream)
 {
-	if (odebug_load(&odebug_xhold_count[ODEBUG_HELD_STDIO]))
+	if (odebug_load(&odebug_hold_count[ODEBUG_HELD_STDIO]))
 		odebug_xhold_end(ODEBUG_HELD_STDIO, (uintptr_t)stream, 0);
 }

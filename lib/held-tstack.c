@@ -147,7 +147,7 @@ void odebug_held_tstack_joined(uintptr_t t)
 	struct odebug_xhold c[8];
 	unsigned int n, i, skip = 0;
 
-	if (!odebug_load(&odebug_xhold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
+	if (!odebug_load(&odebug_hold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
 		return;
 	while ((n = odebug_xhold_list(ODEBUG_HELD_TSTACK, 0, c, 8, skip))) {
 		for (i = 0; i < n; i++)
@@ -161,7 +161,7 @@ void odebug_held_tstack_joined(uintptr_t t)
 /* @t was detached: held until it is gone (at once, if it exited already). */
 void odebug_held_tstack_detached(uintptr_t t)
 {
-	if (!odebug_load(&odebug_xhold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
+	if (!odebug_load(&odebug_hold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
 		return;
 	odebug_xhold_mark(ODEBUG_HELD_TSTACK, t, ODEBUG_TSTACK_DETACHED, ODEBUG_TSTACK_DETACHED);
 }
@@ -176,7 +176,7 @@ void odebug_held_tstack_exit_checked(void)
 	unsigned int n, i, skip = 0;
 	uintptr_t self = (uintptr_t)pthread_self();
 
-	if (!odebug_load(&odebug_xhold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
+	if (!odebug_load(&odebug_hold_count[ODEBUG_HELD_TSTACK]) || !odebug_held_live())
 		return;
 	while ((n = odebug_xhold_list(ODEBUG_HELD_TSTACK, 0, c, 8, skip))) {
 		skip += n;
@@ -189,6 +189,6 @@ void odebug_held_tstack_exit_checked(void)
 /* The start routine returned: the stack stays held until the thread is gone. */
 void odebug_held_thread_end(void)
 {
-	if (odebug_load(&odebug_xhold_count[ODEBUG_HELD_THREAD]) && odebug_held_live())
+	if (odebug_load(&odebug_hold_count[ODEBUG_HELD_THREAD]) && odebug_held_live())
 		odebug_xhold_end(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), odebug_builtin_self_tid());
 }

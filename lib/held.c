@@ -1,24 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * held.c - memory the kernel and libc hold (held.h): the families'
- * descriptors, the records of who holds what, the trackers' state, the
- * query at the free check (is it still held?), the fixups and the holder
- * line of reports.
+ * held.c - memory the kernel and libc hold (held.h): epoll's and POSIX
+ * timers' descriptors and events, the query at the free check (is it
+ * still held?) for every family, the fixups and the holder line of
+ * reports.
  *
- * A record says: this epoll set has this descriptor registered with this
- * data value, or this timer was created with this sival_ptr (and is armed
- * or not).  Records live in one mapping made at the first hold, chained twice: by
- * key (the registered descriptor, the timer id) and by held address.
- * One spinlock guards them; nothing else is called under it.  The tracker
- * of an address is ACTIVE while a record of the family holds it (an armed
- * record: a one-shot registration whose event came is not), INACTIVE
- * otherwise; it changes outside the spinlock (settle()), by the built-in
- * types' steps, which never report.
+ * A record (held-store.h) says: this epoll set (key2) has this descriptor
+ * (key) registered with this data value, or this timer (key; key2, its
+ * glibc version) was created with this sival_ptr (and is armed or not).
+ * The tracker of an address (held-track.c) is ACTIVE while a record of
+ * the family holds it (an armed record: a one-shot registration whose
+ * event came is not), INACTIVE otherwise.
  *
  * What is a pointer: an 8-aligned value from 64 KiB up, below the top of
  * user space.  No system call asks whether it is mapped (that would cost
- * more than all the bookkeeping): a value that is no pointer (a u64 cookie) gets a
- * tracker no free ever covers.  data.fd leaves the upper half of data
+ * more than all the bookkeeping): a value that is no pointer (a u64
+ * cookie) gets a tracker no free ever covers.  data.fd leaves the upper half of data
  * as it was; fd values not a multiple of 8, or with a zero upper half,
  * fail the test.  A value that passes and is freed is checked against the
  * kernel before a report (odebug_held_released()): the report needs the
@@ -39,93 +36,15 @@
 #include "held.h"
 #include "held-io.h"
 #include "held-ext.h"
-#include "lock.h"
+#include "held-store.h"
 
 int odebug_held_on;
 unsigned long odebug_held_oneshots;
 uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
 const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
-#define HOLDS_MAX	65536u		/* records; beyond, nothing more is held */
-#define HASH_BITS	14
-
-#define HOLD_ARMED	1u	/* holds the value now */
-#define HOLD_ONESHOT	2u	/* EPOLLONESHOT: its next event ends the hold */
-
-struct hold {
-	uintptr_t addr;		/* the held value; 0: a free record */
-	uint64_t key;		/* epoll: the registered descriptor; timer: its id */
-	uintptr_t fn;		/* timer: the SIGEV_THREAD function (the hint) */
-	int owner;		/* epoll: the set's descriptor; timer: the version */
-	uint8_t family, flags;
-	uint16_t gen;		/* fork generation: a child's inherited holds are not its own */
-	uint32_t knext, anext;	/* chains by key and by address: index + 1, 0 ends */
-};
-
-struct holds {
-	uint32_t khead[1u << HASH_BITS], ahead[1u << HASH_BITS];
-	uint32_t free_list, used;
-	struct hold h[HOLDS_MAX];
-};
-
-static struct holds *H;
-static odebug_spinlock_t lock;
-static uint16_t gen;
-static unsigned long version;	/* one more at each change of a record (locked) */
-
-/*
- * The records' mapping, on the first hold (a process that holds nothing
- * maps nothing): 2.6 MiB reserved, touched as used.  False when it cannot
- * be mapped, and nothing is held.
- */
-static bool mapped(void)
-{
-	static int failed;
-	struct holds *m;
-
-	if (likely(odebug_load(&H)))
-		return true;
-	if (odebug_load(&failed))
-		return false;
-	m = odebug_map(sizeof(*m));
-	if (!m) {
-		odebug_store(&failed, 1);
-		return false;
-	}
-	if (!__atomic_compare_exchange_n(&H, &(struct holds *){ NULL }, m, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		odebug_unmap(m, sizeof(*m));
-	return true;
-}
-
-/*
- * The records' lock, with the re-entry guard set while it is held: a
- * signal handler's close() or timer_settime() on this thread then goes
- * straight to glibc instead of spinning on a lock its own thread holds.
- */
-static void hold_lock(void)
-{
-	odebug_guard_enter();
-	odebug_spin_lock(&lock);
-}
-
-static void hold_unlock(void)
-{
-	odebug_spin_unlock(&lock);
-	odebug_guard_exit();
-}
-
-static uint32_t hash64(uint64_t v)
-{
-	return (uint32_t)((v * 0x9e3779b97f4a7c15ull) >> (64 - HASH_BITS));
-}
-
-static uint32_t *khead(int family, uint64_t key)
-{
-	return &H->khead[hash64(key * 4 + (uint64_t)family)];
-}
-
-static uint32_t *ahead(uintptr_t addr) { return &H->ahead[hash64(addr)]; }
+#define ARMED		ODEBUG_HOLD_ARMED
+#define ONESHOT		ODEBUG_HOLD_ONESHOT
 
 static void mark_fd(int fd)
 {
@@ -136,7 +55,8 @@ static void mark_fd(int fd)
 
 static void unmark_fd(int fd)
 {
-	if ((unsigned int)fd < ODEBUG_HELD_FDS)
+	if ((unsigned int)fd < ODEBUG_HELD_FDS &&
+	    (odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1))
 		__atomic_fetch_and(&odebug_held_fdbits[fd / 64], ~(1ull << (fd % 64)),
 				   __ATOMIC_RELAXED);
 }
@@ -151,7 +71,7 @@ static bool is_set(int fd)
 
 static void mark_set(int fd)
 {
-	if ((unsigned int)fd < ODEBUG_HELD_FDS)
+	if ((unsigned int)fd < ODEBUG_HELD_FDS && !(setbits[fd / 64] >> (fd % 64) & 1))
 		setbits[fd / 64] |= 1ull << (fd % 64);
 }
 
@@ -161,179 +81,37 @@ static void unmark_set(int fd)
 		setbits[fd / 64] &= ~(1ull << (fd % 64));
 }
 
-/* The record of (@family, @key, @owner), or NULL.  Locked. */
-static struct hold *find_key(int family, uint64_t key, int owner)
+/* Does any armed record of @family hold @addr?  Locked. */
+static bool armed_at(int family, uintptr_t addr)
 {
-	uint32_t i;
-
-	for (i = *khead(family, key); i; i = H->h[i - 1].knext) {
-		struct hold *h = &H->h[i - 1];
-
-		if (h->family == family && h->key == key && h->owner == owner)
-			return h;
-	}
-	return NULL;
+	return odebug_hold_holding(family, addr, ARMED) > 0;
 }
 
-/* Armed records of @family holding @addr.  Locked. */
-static unsigned int count_armed(int family, uintptr_t addr)
+/* @h's flags become @flags, the one-shot count kept.  Locked. */
+static inline __attribute__((always_inline)) void
+set_flags(struct odebug_hold *h, unsigned int flags)
 {
-	unsigned int n = 0;
-	uint32_t i;
+	bool was = (h->flags & (ARMED | ONESHOT)) == (ARMED | ONESHOT);
+	bool now = (flags & (ARMED | ONESHOT)) == (ARMED | ONESHOT);
 
-	for (i = *ahead(addr); i; i = H->h[i - 1].anext) {
-		const struct hold *h = &H->h[i - 1];
-
-		n += h->addr == addr && h->family == family && (h->flags & HOLD_ARMED);
-	}
-	return n;
+	if (h->flags == flags)
+		return;
+	odebug_hold_changed();
+	if (was != now)		/* locked: a plain store; epoll_wait only loads it */
+		odebug_store(&odebug_held_oneshots, odebug_held_oneshots + (now ? 1ul : -1ul));
+	h->flags = (uint8_t)flags;
 }
 
-static void unchain(uint32_t *head, uint32_t idx, bool by_key)
+/* Disarm and drop a record; returns its address.  Locked. */
+static inline __attribute__((always_inline)) uintptr_t drop(struct odebug_hold *h)
 {
-	uint32_t *p = head;
-
-	while (*p && *p != idx)
-		p = by_key ? &H->h[*p - 1].knext : &H->h[*p - 1].anext;
-	if (*p)
-		*p = by_key ? H->h[idx - 1].knext : H->h[idx - 1].anext;
-}
-
-/* A record changes: settle_from() of another thread then checks again.  Locked. */
-static void changed(void)
-{
-	__atomic_fetch_add(&version, 1, __ATOMIC_SEQ_CST);
-}
-
-/* A new record, chained; NULL when all HOLDS_MAX are in use.  Locked. */
-static struct hold *add(int family, uint64_t key, int owner, uintptr_t addr)
-{
-	static int said;
-	struct hold *h;
-	uint32_t idx;
-
-	if (H->free_list) {
-		idx = H->free_list;
-		H->free_list = H->h[idx - 1].knext;
-	} else if (H->used < HOLDS_MAX) {
-		idx = ++H->used;
-	} else {
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			odebug_message("65536 holds recorded: new epoll registrations and "
-				       "timers are not checked from now on", (char *)NULL);
-		return NULL;
-	}
-	changed();
-	h = &H->h[idx - 1];
-	*h = (struct hold){ .addr = addr, .key = key, .owner = owner,
-			    .family = (uint8_t)family, .gen = gen };
-	h->knext = *khead(family, key);
-	*khead(family, key) = idx;
-	h->anext = *ahead(addr);
-	*ahead(addr) = idx;
-	return h;
-}
-
-static void disarm(struct hold *h)
-{
-	changed();
-	if ((h->flags & (HOLD_ARMED | HOLD_ONESHOT)) == (HOLD_ARMED | HOLD_ONESHOT))
-		__atomic_fetch_sub(&odebug_held_oneshots, 1, __ATOMIC_RELAXED);
-	h->flags &= (uint8_t)~HOLD_ARMED;
-}
-
-static void arm(struct hold *h)
-{
-	changed();
-	if ((h->flags & (HOLD_ARMED | HOLD_ONESHOT)) == HOLD_ONESHOT)
-		__atomic_fetch_add(&odebug_held_oneshots, 1, __ATOMIC_RELAXED);
-	h->flags |= HOLD_ARMED;
-}
-
-/* Unchain and free a record; returns its address.  Locked. */
-static uintptr_t drop(struct hold *h)
-{
-	uint32_t idx = (uint32_t)(h - H->h) + 1;
-	uintptr_t addr = h->addr;
-
-	disarm(h);
-	unchain(khead(h->family, h->key), idx, true);
-	unchain(ahead(addr), idx, false);
-	h->addr = 0;
-	h->knext = H->free_list;
-	H->free_list = idx;
-	return addr;
+	set_flags(h, 0);
+	return odebug_hold_drop(h);
 }
 
 static const struct debug_obj_descr *descr_of(int family)
 {
 	return family == ODEBUG_HELD_EPOLL ? &odebug_epoll_descr : &odebug_ptimer_descr;
-}
-
-/*
- * A held tracker at @t made ACTIVE (@want, a @d object) or INACTIVE, by
- * the built-in types' steps: they never report, and a tracker of another
- * type at that address (FOREIGN) is left alone, unless it is of type @alt,
- * another family that may stand there for the same holder.  A new tracker
- * counts against the built-in types' bound.  No lock held: with origins=1
- * the step records this stack.
- */
-void odebug_held_track(void *t, const struct debug_obj_descr *d,
-		       const struct debug_obj_descr *alt, bool want)
-{
-	uintptr_t base;
-	int s;
-
-	if (!want) {
-		odebug_builtin_step(t, d, BUILTIN_UNLOCK, 0);
-		if (alt)
-			odebug_builtin_step(t, alt, BUILTIN_UNLOCK, 0);
-		return;
-	}
-	s = odebug_builtin_step(t, d, BUILTIN_LOCK, 0);
-	if (s == ODEBUG_STATE_FOREIGN && alt)
-		s = odebug_builtin_step(t, alt, BUILTIN_LOCK, 0);
-	if (s != ODEBUG_STATE_NOTAVAILABLE || odebug_builtin_full())
-		return;
-	/* As builtin.c's track_static: made once, even by two threads at once. */
-	odebug_stack_prepare();
-	if (odebug_on_stack((uintptr_t)t, &base) && d == &odebug_tstack_descr) {
-		/*
-		 * A thread's own stack block (held-tstack.c): on its stack,
-		 * but in no frame, so no returned frame takes it: the lowest
-		 * on-stack object stays what it was.
-		 */
-		uintptr_t low = odebug_onstack_low;
-
-		debug_object_init_on_stack(t, d);
-		odebug_onstack_low = low;
-	} else if (odebug_on_stack((uintptr_t)t, &base))
-		debug_object_init_on_stack(t, d);
-	else
-		debug_object_assert_init(t, d);
-	odebug_builtin_step(t, d, BUILTIN_LOCK, 0);
-}
-
-/*
- * Make the tracker of (@family, @addr) agree with the records: @holds
- * (which takes the records' lock) decides, @apply changes the tracker
- * outside that lock, and @holds is asked again; another thread's change in
- * between is seen by whichever of the two checks last, which applies
- * again.  Bounded: under endless churn of one address the last word is
- * the next call's.
- */
-void odebug_held_settle(uintptr_t addr, int family, bool (*holds)(uintptr_t addr, int family),
-			void (*apply)(uintptr_t addr, int family, bool want))
-{
-	bool want;
-	int i;
-
-	for (i = 0; i < 8; i++) {
-		want = holds(addr, family);
-		apply(addr, family, want);
-		if (holds(addr, family) == want)
-			return;
-	}
 }
 
 static void apply(uintptr_t addr, int family, bool want)
@@ -343,12 +121,12 @@ static void apply(uintptr_t addr, int family, bool want)
 
 static bool holds(uintptr_t addr, int family)
 {
-	unsigned int n;
+	bool n;
 
-	hold_lock();
-	n = count_armed(family, addr);
-	hold_unlock();
-	return n > 0;
+	odebug_hold_lock();
+	n = armed_at(family, addr);
+	odebug_hold_unlock();
+	return n;
 }
 
 static void settle(uintptr_t addr, int family)
@@ -360,15 +138,17 @@ static void settle(uintptr_t addr, int family)
  * settle() when the caller decided @want under the lock, at @v0: the
  * tracker is set, and when no record changed since, that was the last
  * word (any later change is followed by its own settle); else settle()
- * asks again.  The common case takes no lock.
+ * asks again.  The common case takes no lock.  Only called when the
+ * address's held-ness changed under the lock: otherwise the tracker
+ * already agrees, or a change in between is followed by its own settle.
  */
-static void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
+static inline void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
 {
 	apply(addr, family, want);
 #ifndef __x86_64__	/* x86: the tracker's step was a locked instruction, a full barrier */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	if (__atomic_load_n(&version, __ATOMIC_SEQ_CST) != v0)
+	if (__atomic_load_n(&odebug_hold_version, __ATOMIC_SEQ_CST) != v0)
 		settle(addr, family);
 }
 
@@ -378,43 +158,48 @@ static void settle_from(uintptr_t addr, int family, bool want, unsigned long v0)
  * After a successful epoll_ctl (a DEL whatever its result: a registration
  * the kernel does not know holds nothing).  ADD and MOD end the hold of
  * the registration's old value and take one of the new value if it may be
- * a pointer; MOD arms a one-shot registration again.
+ * a pointer; MOD arms a one-shot registration again.  The tracker is
+ * stepped only where an address's held-ness changed.
  */
 void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data)
 {
 	uintptr_t old = 0, addr = 0;
-	struct hold *h;
-	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data), old_held = false;
+	struct odebug_hold *h;
+	bool take = op != EPOLL_CTL_DEL && odebug_held_pointer(data), was = true, gone = false;
 	unsigned long v0;
 
 	if (!take && !odebug_held_fd_marked(fd))
 		return;		/* nothing held before, nothing now */
-	if (!mapped())
+	if (!odebug_holds_mapped())
 		return;
-	hold_lock();
-	h = find_key(ODEBUG_HELD_EPOLL, (uint64_t)fd, epfd);
-	if (h && (!take || h->addr != data))
-		old = drop(h), h = NULL;
+	odebug_hold_lock();
+	h = odebug_hold_find(ODEBUG_HELD_EPOLL, (uint64_t)fd, (uint64_t)epfd);
+	if (h && (!take || h->addr != data)) {
+		bool armed = h->flags & ARMED;
+
+		old = drop(h);
+		h = NULL;
+		/* Another registration may hold it too. */
+		gone = armed && !armed_at(ODEBUG_HELD_EPOLL, old);
+	}
 	if (take) {
+		was = armed_at(ODEBUG_HELD_EPOLL, (uintptr_t)data);
 		if (!h)
-			h = add(ODEBUG_HELD_EPOLL, (uint64_t)fd, epfd, (uintptr_t)data);
+			h = odebug_hold_add(ODEBUG_HELD_EPOLL, (uint64_t)fd, (uint64_t)epfd,
+					    (uintptr_t)data);
 		if (h) {
-			disarm(h);
-			h->flags = events & EPOLLONESHOT ? HOLD_ONESHOT : 0;
-			arm(h);
+			set_flags(h, events & EPOLLONESHOT ? ARMED | ONESHOT : ARMED);
 			addr = h->addr;
 			mark_fd(fd);
 			mark_fd(epfd);
 			mark_set(epfd);
 		}
 	}
-	if (old)	/* another registration may hold it too */
-		old_held = count_armed(ODEBUG_HELD_EPOLL, old) > 0;
-	v0 = __atomic_load_n(&version, __ATOMIC_RELAXED);
-	hold_unlock();
-	if (old)
-		settle_from(old, ODEBUG_HELD_EPOLL, old_held, v0);
-	if (addr)
+	v0 = odebug_hold_version;
+	odebug_hold_unlock();
+	if (gone)
+		settle_from(old, ODEBUG_HELD_EPOLL, false, v0);
+	if (addr && !was)
 		settle_from(addr, ODEBUG_HELD_EPOLL, true, v0);
 }
 
@@ -428,25 +213,23 @@ void odebug_held_epoll_delivered(int epfd, const void *events, int n)
 	const struct epoll_event *ev = events;
 	int i;
 
-	for (i = 0; i < n && odebug_load(&H); i++) {
+	for (i = 0; i < n && odebug_load(&odebug_holds); i++) {
 		uintptr_t addr = (uintptr_t)ev[i].data.u64, hit = 0;
-		uint32_t j;
+		struct odebug_hold *h;
 
 		if (!odebug_held_pointer(addr))
 			continue;
-		hold_lock();
-		for (j = *ahead(addr); j; j = H->h[j - 1].anext) {
-			struct hold *h = &H->h[j - 1];
-
+		odebug_hold_lock();
+		for (h = odebug_hold_at(*odebug_hold_ahead(addr)); h; h = odebug_hold_at(h->anext)) {
 			if (h->addr == addr && h->family == ODEBUG_HELD_EPOLL &&
-			    h->owner == epfd &&
-			    (h->flags & (HOLD_ARMED | HOLD_ONESHOT)) == (HOLD_ARMED | HOLD_ONESHOT)) {
-				disarm(h);
+			    h->key2 == (uint64_t)epfd &&
+			    (h->flags & (ARMED | ONESHOT)) == (ARMED | ONESHOT)) {
+				set_flags(h, ONESHOT);
 				hit = addr;
 				break;
 			}
 		}
-		hold_unlock();
+		odebug_hold_unlock();
 		if (hit)
 			settle(hit, ODEBUG_HELD_EPOLL);
 	}
@@ -466,30 +249,30 @@ void odebug_held_close(int fd)
 	uint32_t j;
 	bool set;
 
-	if (!odebug_load(&H))
+	if (!odebug_load(&odebug_holds))
 		return;
 	do {
+		struct odebug_hold *h, *next;
+
 		n = 0;
-		hold_lock();
+		odebug_hold_lock();
 		unmark_fd(fd);
 		set = is_set(fd);
-		for (j = *khead(ODEBUG_HELD_EPOLL, (uint64_t)fd); j && n < 32; ) {
-			struct hold *h = &H->h[j - 1];
-
-			j = h->knext;
+		for (h = odebug_hold_at(*odebug_hold_khead(ODEBUG_HELD_EPOLL, (uint64_t)fd));
+		     h && n < 32; h = next) {
+			next = odebug_hold_at(h->knext);
 			if (h->family == ODEBUG_HELD_EPOLL && h->key == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
 		/* An epoll set closed: every record is looked at (a rare close). */
-		for (j = 1; set && j <= H->used && n < 32; j++) {
-			struct hold *h = &H->h[j - 1];
-
-			if (h->addr && h->family == ODEBUG_HELD_EPOLL && h->owner == fd)
+		for (j = 1; set && j <= odebug_holds->used && n < 32; j++) {
+			h = odebug_hold_at(j);
+			if (h->addr && h->family == ODEBUG_HELD_EPOLL && h->key2 == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
 		if (n < 32)
 			unmark_set(fd);
-		hold_unlock();
+		odebug_hold_unlock();
 		for (i = 0; i < n; i++)
 			settle(addrs[i], ODEBUG_HELD_EPOLL);
 	} while (n == 32);
@@ -500,61 +283,61 @@ void odebug_held_close(int fd)
 /* timer_create succeeded with a value that may be a pointer: held once armed. */
 void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t fn)
 {
-	struct hold *h;
+	struct odebug_hold *h;
 	uintptr_t old = 0;
 
-	if (!mapped())
+	if (!odebug_holds_mapped())
 		return;
-	hold_lock();
-	h = find_key(ODEBUG_HELD_TIMER, id, ver);
+	odebug_hold_lock();
+	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h)		/* a deleted timer's id we missed: it is another timer now */
 		old = drop(h);
-	h = add(ODEBUG_HELD_TIMER, id, ver, value);
+	h = odebug_hold_add(ODEBUG_HELD_TIMER, id, (uint64_t)ver, value);
 	if (h)
 		h->fn = fn;
-	hold_unlock();
+	odebug_hold_unlock();
 	if (old)
 		settle(old, ODEBUG_HELD_TIMER);
 }
 
-/* timer_settime succeeded: armed (a non-zero it_value) or disarmed. */
+/*
+ * timer_settime succeeded: armed (a non-zero it_value) or disarmed.  The
+ * tracker is stepped only when the value's held-ness changed: another
+ * armed timer with the same sival_ptr keeps it held.
+ */
 void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 {
-	struct hold *h;
+	struct odebug_hold *h;
 	uintptr_t addr = 0;
-	bool want = false;
 	unsigned long v0;
 
-	if (!odebug_load(&H))
+	if (!odebug_load(&odebug_holds))
 		return;
-	hold_lock();
-	h = find_key(ODEBUG_HELD_TIMER, id, ver);
-	if (h && !!(h->flags & HOLD_ARMED) != armed) {
-		if (armed)
-			arm(h);
-		else
-			disarm(h);
-		addr = h->addr;
-		want = count_armed(ODEBUG_HELD_TIMER, addr) > 0;
+	odebug_hold_lock();
+	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
+	if (h && !!(h->flags & ARMED) != armed) {
+		set_flags(h, armed ? ARMED : 0);
+		if (odebug_hold_holding(ODEBUG_HELD_TIMER, h->addr, ARMED) == armed)
+			addr = h->addr;	/* the first armed, or the last disarmed */
 	}
-	v0 = __atomic_load_n(&version, __ATOMIC_RELAXED);
-	hold_unlock();
+	v0 = odebug_hold_version;
+	odebug_hold_unlock();
 	if (addr)
-		settle_from(addr, ODEBUG_HELD_TIMER, want, v0);
+		settle_from(addr, ODEBUG_HELD_TIMER, armed, v0);
 }
 
 void odebug_held_timer_delete(uint64_t id, int ver)
 {
-	struct hold *h;
+	struct odebug_hold *h;
 	uintptr_t addr = 0;
 
-	if (!odebug_load(&H))
+	if (!odebug_load(&odebug_holds))
 		return;
-	hold_lock();
-	h = find_key(ODEBUG_HELD_TIMER, id, ver);
+	odebug_hold_lock();
+	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h)
 		addr = drop(h);
-	hold_unlock();
+	odebug_hold_unlock();
 	if (addr)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
@@ -569,19 +352,19 @@ uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 	uintptr_t fn = 0;
 	uint32_t j;
 
-	if (!odebug_load(&H))
+	if (!odebug_load(&odebug_holds))
 		return 0;
-	hold_lock();
-	for (j = 1; j <= H->used && !fn; j++) {
-		const struct hold *h = &H->h[j - 1];
+	odebug_hold_lock();
+	for (j = 1; j <= odebug_holds->used && !fn; j++) {
+		const struct odebug_hold *h = odebug_hold_at(j);
 
-		if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & HOLD_ARMED) &&
-		    h->fn >= lo && h->fn < hi && h->gen == gen) {
+		if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & ARMED) &&
+		    h->fn >= lo && h->fn < hi && h->gen == odebug_hold_gen) {
 			fn = h->fn;
 			*id = h->key;
 		}
 	}
-	hold_unlock();
+	odebug_hold_unlock();
 	return fn;
 }
 
@@ -590,21 +373,19 @@ uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 #define BATCH 16
 
 /* Copies of the armed records of (@family, @addr); at most BATCH.  Locks. */
-static unsigned int snapshot(int family, uintptr_t addr, struct hold *out)
+static unsigned int snapshot(int family, uintptr_t addr, struct odebug_hold *out)
 {
+	const struct odebug_hold *h;
 	unsigned int n = 0;
-	uint32_t i;
 
-	if (!odebug_load(&H))
+	if (!odebug_load(&odebug_holds))
 		return 0;
-	hold_lock();
-	for (i = *ahead(addr); i && n < BATCH; i = H->h[i - 1].anext) {
-		const struct hold *h = &H->h[i - 1];
-
-		if (h->addr == addr && h->family == family && (h->flags & HOLD_ARMED))
+	odebug_hold_lock();
+	for (h = odebug_hold_at(*odebug_hold_ahead(addr)); h && n < BATCH;
+	     h = odebug_hold_at(h->anext))
+		if (h->addr == addr && h->family == family && (h->flags & ARMED))
 			out[n++] = *h;
-	}
-	hold_unlock();
+	odebug_hold_unlock();
 	return n;
 }
 
@@ -679,19 +460,19 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 }
 
 /* Does @h still hold its value, as the kernel says now?  No lock held. */
-static bool hold_is_live(const struct hold *h)
+static bool hold_is_live(const struct odebug_hold *h)
 {
-	if (h->gen != odebug_load(&gen))
+	if (h->gen != odebug_load(&odebug_hold_gen))
 		return false;	/* made before a fork() this process is the child of */
 	if (h->family == ODEBUG_HELD_EPOLL)
-		return in_fdinfo(h->owner, (int)h->key, h->addr);
-	return !odebug_held_timer_ops || odebug_held_timer_ops->armed(h->key, h->owner);
+		return in_fdinfo((int)h->key2, (int)h->key, h->addr);
+	return !odebug_held_timer_ops || odebug_held_timer_ops->armed(h->key, (int)h->key2);
 }
 
 /* The record of @c as it is now (the lock held), if it is still that hold. */
-static struct hold *again(const struct hold *c)
+static struct odebug_hold *again(const struct odebug_hold *c)
 {
-	struct hold *h = find_key(c->family, c->key, c->owner);
+	struct odebug_hold *h = odebug_hold_find(c->family, c->key, c->key2);
 
 	return h && h->addr == c->addr ? h : NULL;
 }
@@ -705,7 +486,7 @@ static struct hold *again(const struct hold *c)
  */
 bool odebug_held_released(const struct odebug_snapshot *o)
 {
-	struct hold c[BATCH];
+	struct odebug_hold c[BATCH];
 	unsigned int n, i, live = 0;
 	int family;
 
@@ -716,19 +497,19 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	for (i = 0; i < n; i++) {
-		struct hold *h;
+		struct odebug_hold *h;
 
 		if (hold_is_live(&c[i])) {
 			live++;
 			continue;
 		}
-		hold_lock();
+		odebug_hold_lock();
 		h = again(&c[i]);
 		if (h && family == ODEBUG_HELD_EPOLL)
 			drop(h);
 		else if (h)
-			disarm(h);
-		hold_unlock();
+			set_flags(h, 0);
+		odebug_hold_unlock();
 	}
 	return !live;
 }
@@ -744,27 +525,27 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 {
 	int family = (int)((uintptr_t)t & 7);
 	uintptr_t addr = (uintptr_t)t - (uintptr_t)family;
-	struct hold c[BATCH];
+	struct odebug_hold c[BATCH];
 	unsigned int n, i;
 
 	if (state != ODEBUG_STATE_ACTIVE)
 		return false;
 	while ((n = snapshot(family, addr, c))) {
 		for (i = 0; i < n; i++) {
-			struct hold *h;
+			struct odebug_hold *h;
 
 			if (family == ODEBUG_HELD_EPOLL)
-				syscall(SYS_epoll_ctl, c[i].owner, EPOLL_CTL_DEL, (int)c[i].key,
-					NULL);
+				syscall(SYS_epoll_ctl, (int)c[i].key2, EPOLL_CTL_DEL,
+					(int)c[i].key, NULL);
 			else if (odebug_held_timer_ops)
-				odebug_held_timer_ops->disarm(c[i].key, c[i].owner);
-			hold_lock();
+				odebug_held_timer_ops->disarm(c[i].key, (int)c[i].key2);
+			odebug_hold_lock();
 			h = again(&c[i]);
 			if (h && family == ODEBUG_HELD_EPOLL)
 				drop(h);
 			else if (h)
-				disarm(h);
-			hold_unlock();
+				set_flags(h, 0);
+			odebug_hold_unlock();
 		}
 	}
 	odebug_builtin_step(t, descr_of(family), BUILTIN_UNLOCK, 0);
@@ -774,18 +555,11 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 /* A report's hint: a SIGEV_THREAD timer's function, as the kernel names a timer's. */
 static void *timer_hint(void *t)
 {
-	struct hold c[BATCH];
+	struct odebug_hold c[BATCH];
 
 	if (snapshot(ODEBUG_HELD_TIMER, (uintptr_t)t - ODEBUG_HELD_TIMER, c))
 		return (void *)c[0].fn;
 	return NULL;
-}
-
-/* Every value may be held: untracked is never "not available" (every family's). */
-bool odebug_held_any_value(void *addr)
-{
-	(void)addr;
-	return true;
 }
 
 const struct debug_obj_descr odebug_epoll_descr = {
@@ -808,7 +582,7 @@ const struct debug_obj_descr odebug_ptimer_descr = {
  */
 bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
 {
-	struct hold c[BATCH];
+	struct odebug_hold c[BATCH];
 	struct odebug_buf b;
 	unsigned int n;
 	int family;
@@ -824,10 +598,10 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 	odebug_buf_init_mem(&b, buf, cap - 1);
 	if (family == ODEBUG_HELD_EPOLL) {
 		odebug_puts(&b, "registered on epoll fd ");
-		odebug_put_dec(&b, (unsigned long)c[0].owner);
+		odebug_put_dec(&b, (unsigned long)c[0].key2);
 		odebug_puts(&b, " for fd ");
 		odebug_put_dec(&b, (unsigned long)c[0].key);
-		odebug_puts(&b, c[0].flags & HOLD_ONESHOT ? " (EPOLLONESHOT)" : "");
+		odebug_puts(&b, c[0].flags & ONESHOT ? " (EPOLLONESHOT)" : "");
 		odebug_puts(&b, ", data.ptr ");
 	} else {
 		odebug_puts(&b, "timer ");
@@ -844,19 +618,10 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 	return true;
 }
 
-/* In a fork() child: holds made before are the parent's (held.h). */
-static void fork_child(void)
-{
-	/* Only once something was held: a write would copy the page in each child. */
-	if (odebug_load(&H))
-		odebug_store(&gen, (uint16_t)(odebug_load(&gen) + 1));
-}
-
 /* From the start-up (builtin.c's odebug_builtin_init): on, with check_held=1. */
 void odebug_held_init(void)
 {
 	if (!odebug_opt.check_held || odebug_load(&odebug_held_on))
 		return;
-	pthread_atfork(NULL, NULL, fork_child);
 	odebug_store(&odebug_held_on, 1);
 }

@@ -3,9 +3,9 @@
  * held.h - memory the kernel and libc hold: a value of the program's that
  * they keep and hand back later (epoll's data.ptr with the next event, a
  * POSIX timer's sival_ptr to its callback or signal).  Each family is a
- * descriptor of lib/held.c; a hold is a record there (who holds which
- * value) plus a tracker in the table, ACTIVE while anything holds the
- * value, so the free check (free, realloc, munmap, mremap, returned
+ * descriptor of lib/held.c; a hold is a record of lib/held-store.c's
+ * one store (who holds which value) plus a tracker in the table, ACTIVE
+ * while anything holds the value, so the free check (free, realloc, munmap, mremap, returned
  * frames, dlclose) finds memory freed while held at no new cost.
  *
  * The tracker sits at the held address plus the family's number (1: epoll,
@@ -87,7 +87,11 @@ static inline bool odebug_held_fd_marked(int fd)
 	return odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1;
 }
 
-/* The events (lib/held.c), called after the real call succeeded. */
+/*
+ * The events (lib/held.c), called after the real call succeeded.
+ * odebug_held_epoll_ctl() and odebug_held_timer_set() keep errno (every
+ * call of a server's makes them: the interposers save nothing).
+ */
 void odebug_held_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
 void odebug_held_epoll_delivered(int epfd, const void *events, int n);
 void odebug_held_close(int fd);

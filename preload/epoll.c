@@ -32,24 +32,20 @@ static __attribute__((noinline)) int
 ctl_on(int (*next)(int, int, int, struct epoll_event *), int epfd, int op,
 		      int fd, struct epoll_event *ev)
 {
-	int r, saved;
+	int r;
 
 	r = next(epfd, op, fd, ev);
 	/* A DEL the kernel refused: nothing registered is held either. */
 	if (r != 0 && op != EPOLL_CTL_DEL)
 		return r;
+	/* odebug_held_epoll_ctl() keeps errno: nothing to save here. */
 	if (op != EPOLL_CTL_DEL && ev && odebug_held_pointer(ev->data.u64)) {
-		if (!odebug_held_active())	/* the first hold starts libodebug */
-			return r;
-	} else {
-		/* Nothing held before, nothing now: a load, and nothing started. */
-		if (likely(!odebug_held_fd_marked(fd)) || !odebug_held_live())
-			return r;
-		ev = NULL;
+		if (odebug_held_active())	/* the first hold starts libodebug */
+			odebug_held_epoll_ctl(epfd, op, fd, ev->events, ev->data.u64);
+	} else if (unlikely(odebug_held_fd_marked(fd)) && odebug_held_live()) {
+		/* Else nothing held before, nothing now: a load, and nothing started. */
+		odebug_held_epoll_ctl(epfd, op, fd, 0, 0);
 	}
-	saved = errno;
-	odebug_held_epoll_ctl(epfd, op, fd, ev ? ev->events : 0, ev ? ev->data.u64 : 0);
-	errno = saved;
 	return r;
 }
 

@@ -33,7 +33,7 @@ static __attribute__((noinline)) int after(int r, pthread_t t, bool detach)
 {
 	int saved;
 
-	if (r != 0 || !odebug_load(&odebug_xhold_count[ODEBUG_HELD_TSTACK]))
+	if (r != 0 || !odebug_load(&odebug_hold_count[ODEBUG_HELD_TSTACK]))
 		return r;
 	saved = errno;
 	if (detach)

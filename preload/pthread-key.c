@@ -46,7 +46,7 @@ static __attribute__((noinline)) int key_delete_on(int (*next)(pthread_key_t), p
 {
 	int r = next(key), saved;
 
-	if (r != 0 || !odebug_load(&odebug_xhold_count[ODEBUG_HELD_KEY]) ||
+	if (r != 0 || !odebug_load(&odebug_hold_count[ODEBUG_HELD_KEY]) ||
 	    !odebug_held_live())
 		return r;
 	saved = errno;

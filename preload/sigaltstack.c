@@ -26,7 +26,7 @@ sigaltstack_on(int (*next)(const stack_t *, stack_t *), const stack_t *ss, stack
 	if (!(ss->ss_flags & SS_DISABLE) && odebug_held_pointer((uintptr_t)ss->ss_sp)) {
 		if (!odebug_held_active())	/* the first hold starts libodebug */
 			return r;
-	} else if (!odebug_load(&odebug_xhold_count[ODEBUG_HELD_SIGSTACK]) ||
+	} else if (!odebug_load(&odebug_hold_count[ODEBUG_HELD_SIGSTACK]) ||
 		   !odebug_held_live()) {
 		return r;
 	}

@@ -19,7 +19,7 @@
 #define CHECKING odebug_load(&odebug_held_on)
 
 /* Any stream buffer held?  fclose and freopen look only then. */
-#define ANY_HELD odebug_load(&odebug_xhold_count[ODEBUG_HELD_STDIO])
+#define ANY_HELD odebug_load(&odebug_hold_count[ODEBUG_HELD_STDIO])
 
 /* After a buffering call that succeeded: a new hold starts libodebug, an end does not. */
 static void buffered(FILE *f, void *buf, int mode, size_t size, int how)

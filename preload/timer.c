@@ -47,16 +47,11 @@ static void created(uint64_t id, int ver, const struct sigevent *evp)
 	errno = saved;
 }
 
-/* Only once on: a timer made before holds nothing of ours. */
+/* Only once on: a timer made before holds nothing of ours.  errno: kept by lib/held.c. */
 static void set(uint64_t id, int ver, const struct itimerspec *v)
 {
-	int saved;
-
-	if (!odebug_held_live())
-		return;
-	saved = errno;
-	odebug_held_timer_set(id, ver, v->it_value.tv_sec || v->it_value.tv_nsec);
-	errno = saved;
+	if (odebug_held_live())
+		odebug_held_timer_set(id, ver, v->it_value.tv_sec || v->it_value.tv_nsec);
 }
 
 static void deleted(uint64_t id, int ver)

@@ -15,10 +15,8 @@ lib/group.c:__atomic_compare_exchange_n(&g->key
 lib/init.c:__atomic_compare_exchange_n(&state
 lib/report.c:__atomic_compare_exchange_n(&printed
 lib/bucket.c:__atomic_compare_exchange_n(stat
-lib/held.c:__atomic_compare_exchange_n(&H
+lib/held-store.c:__atomic_compare_exchange_n(&odebug_holds
 lib/held.c:__atomic_fetch_or(&odebug_held_fdbits
-lib/held-io.c:__atomic_compare_exchange_n(&R
-lib/held-ext.c:__atomic_compare_exchange_n(&X
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 
