@@ -195,10 +195,6 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
-#ifdef ODEBUG_TABLE_KERNEL
-	(void)rw;
-	return false;
-#else
 	struct odebug_tracker *t;
 
 	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) ||
@@ -207,7 +203,6 @@ static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 	t = *odebug_mcache_entry((uintptr_t)addr);
 	return t && odebug_word_addr(odebug_tracker_word(t)) == (uintptr_t)addr &&
 	       !rw->__data.__shared;
-#endif
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */

@@ -13,7 +13,6 @@
 #include "held.h"
 #include "held-ext.h"
 
-#ifndef ODEBUG_TABLE_KERNEL
 /*
  * Trackers found lately, by held address: a hint, as good as
  * odebug_peek()'s answer once the word read from it holds the address
@@ -43,12 +42,6 @@ static inline struct odebug_tracker *find_tracker(uintptr_t t, uint64_t *w)
 		odebug_store(hint_of(t), odebug_tracker_index(tr));
 	return tr;
 }
-#else
-static inline struct odebug_tracker *find_tracker(uintptr_t t, uint64_t *w)
-{
-	return odebug_peek(t, w);
-}
-#endif
 
 /*
  * The built-in types' lockless lock and unlock step (builtin.c's
