@@ -704,7 +704,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
 {
 	int saved;
 
-	if (!odebug_builtin_ready())
+	if (!odebug_interposer_ready())
 		return false;
 	if (sp > odebug_onstack_low) {
 		saved = errno;

@@ -29,29 +29,11 @@ extern int odebug_builtin_on;
 extern const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
 	odebug_spin_descr, odebug_cond_descr, odebug_barrier_descr, odebug_sem_descr;
 
-/*
- * The interposers' test: disabled, one load and one predictable branch;
- * enabled, not from inside libodebug (our reports lock libunwind's and
- * libdw's mutexes) and not after an out-of-memory switch-off.
- */
-static inline bool odebug_builtin_ready(void)
-{
-	int mode;
-
-	if (odebug_guard)
-		return false;
-	mode = odebug_load(&odebug_mode);
-	if (likely(mode == ODEBUG_MODE_ON))
-		return true;
-	/* The first checked call starts libodebug, as an API call does. */
-	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
-}
-
 static inline bool odebug_builtin_active(int family)
 {
 	if (likely(!(odebug_load(&odebug_builtin_on) & family)))
 		return false;
-	return odebug_builtin_ready();
+	return odebug_interposer_ready();
 }
 
 /* The first test alone: the family's checks are on (builtin_ready() follows). */

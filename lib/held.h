@@ -45,22 +45,12 @@ extern uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
 
 /*
  * Before a hold is taken (the interposers test odebug_held_on first:
- * disabled, one load and one predictable branch): not from inside
- * libodebug and not after an out-of-memory switch-off; the first hold
- * starts libodebug, as builtin.h's odebug_builtin_active does.
+ * disabled, one load and one predictable branch), then the interposers'
+ * common test, odebug_interposer_ready(): the first hold starts libodebug.
  */
 static inline bool odebug_held_active(void)
 {
-	int mode;
-
-	if (likely(!odebug_load(&odebug_held_on)))
-		return false;
-	if (odebug_guard)
-		return false;
-	mode = odebug_load(&odebug_mode);
-	if (likely(mode == ODEBUG_MODE_ON))
-		return true;
-	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
+	return odebug_load(&odebug_held_on) && odebug_interposer_ready();
 }
 
 /*

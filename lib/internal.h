@@ -40,6 +40,24 @@ static inline bool odebug_on(void)
 	return odebug_start_slow() && odebug_guard == 0;
 }
 
+/*
+ * The interposers' test: disabled, one load and one predictable branch;
+ * enabled, not from inside libodebug (our reports lock libunwind's and
+ * libdw's mutexes) and not after an out-of-memory switch-off.
+ */
+static inline bool odebug_interposer_ready(void)
+{
+	int mode;
+
+	if (odebug_guard)
+		return false;
+	mode = odebug_load(&odebug_mode);
+	if (likely(mode == ODEBUG_MODE_ON))
+		return true;
+	/* The first checked call starts libodebug, as an API call does. */
+	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
+}
+
 static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
 
