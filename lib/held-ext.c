@@ -268,12 +268,7 @@ bool odebug_held_ext_describe(const struct odebug_snapshot *o, char *buf, size_t
 		return false;
 	odebug_buf_init_mem(&b, buf, cap - 1);
 	ops_of(family)->describe(&c[0], &b);
-	if (n > 1) {
-		odebug_puts(&b, ", and ");
-		odebug_put_dec(&b, n - 1);
-		odebug_puts(&b, " more");
-	}
-	buf[b.len] = '\0';
+	odebug_held_end_line(&b, buf, n - 1);
 	return true;
 }
 

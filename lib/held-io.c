@@ -288,11 +288,6 @@ bool odebug_held_io_describe(const struct odebug_snapshot *o, char *buf, size_t 
 		odebug_held_aio_describe(&c[first].io.r, c[first].io.role, &b);
 	else
 		odebug_held_uring_describe(&c[first].io.r, c[first].io.role, &b);
-	if (more) {
-		odebug_puts(&b, ", and ");
-		odebug_put_dec(&b, more);
-		odebug_puts(&b, " more");
-	}
-	buf[b.len] = '\0';
+	odebug_held_end_line(&b, buf, more);
 	return true;
 }

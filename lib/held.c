@@ -477,6 +477,20 @@ static struct odebug_hold *again(const struct odebug_hold *c)
 	return h && h->addr == c->addr ? h : NULL;
 }
 
+/* The hold @c (of a snapshot) ended: epoll's record goes, a timer's is disarmed. */
+static void forget(const struct odebug_hold *c, int family)
+{
+	struct odebug_hold *h;
+
+	odebug_hold_lock();
+	h = again(c);
+	if (h && family == ODEBUG_HELD_EPOLL)
+		drop(h);
+	else if (h)
+		set_flags(h, 0);
+	odebug_hold_unlock();
+}
+
 /*
  * At the free check, before "free active" is reported for a held type's
  * tracker: ask the kernel.  Holds it denies (an expired one-shot timer, a
@@ -497,19 +511,11 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	for (i = 0; i < n; i++) {
-		struct odebug_hold *h;
-
 		if (hold_is_live(&c[i])) {
 			live++;
 			continue;
 		}
-		odebug_hold_lock();
-		h = again(&c[i]);
-		if (h && family == ODEBUG_HELD_EPOLL)
-			drop(h);
-		else if (h)
-			set_flags(h, 0);
-		odebug_hold_unlock();
+		forget(&c[i], family);
 	}
 	return !live;
 }
@@ -532,20 +538,12 @@ static bool fixup_free(void *t, enum debug_obj_state state)
 		return false;
 	while ((n = snapshot(family, addr, c))) {
 		for (i = 0; i < n; i++) {
-			struct odebug_hold *h;
-
 			if (family == ODEBUG_HELD_EPOLL)
 				syscall(SYS_epoll_ctl, (int)c[i].key2, EPOLL_CTL_DEL,
 					(int)c[i].key, NULL);
 			else if (odebug_held_timer_ops)
 				odebug_held_timer_ops->disarm(c[i].key, (int)c[i].key2);
-			odebug_hold_lock();
-			h = again(&c[i]);
-			if (h && family == ODEBUG_HELD_EPOLL)
-				drop(h);
-			else if (h)
-				set_flags(h, 0);
-			odebug_hold_unlock();
+			forget(&c[i], family);
 		}
 	}
 	odebug_builtin_step(t, descr_of(family), BUILTIN_UNLOCK, 0);
@@ -609,13 +607,19 @@ bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap
 		odebug_puts(&b, " armed, sival_ptr ");
 	}
 	odebug_put_hex(&b, c[0].addr);
-	if (n > 1) {
-		odebug_puts(&b, ", and ");
-		odebug_put_dec(&b, n - 1);
-		odebug_puts(&b, " more");
-	}
-	buf[b.len] = '\0';
+	odebug_held_end_line(&b, buf, n - 1);
 	return true;
+}
+
+/* A holder line's end: ", and @more more" holds, if any; @buf terminated. */
+void odebug_held_end_line(struct odebug_buf *b, char *buf, unsigned long more)
+{
+	if (more) {
+		odebug_puts(b, ", and ");
+		odebug_put_dec(b, more);
+		odebug_puts(b, " more");
+	}
+	buf[b->len] = '\0';
 }
 
 /* From the start-up (builtin.c's odebug_builtin_init): on, with check_held=1. */

@@ -91,6 +91,9 @@ void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t f
 void odebug_held_timer_set(uint64_t id, int ver, bool armed);
 void odebug_held_timer_delete(uint64_t id, int ver);
 
+/* A report's holder line ends: ", and N more" (lib/held.c, for every family). */
+void odebug_held_end_line(struct odebug_buf *b, char *buf, unsigned long more);
+
 /* What preload/timer.c gives lib/held.c: glibc's timer_gettime and timer_settime, per version. */
 struct odebug_held_timer_ops {
 	bool (*armed)(uint64_t id, int ver);	/* timer_gettime: it_value not zero */
