@@ -6,8 +6,6 @@
  */
 #include "internal.h"
 
-#define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
-
 struct odebug_bucket *odebug_buckets;
 unsigned long odebug_max_chain;
 struct odebug_span odebug_span __attribute__((aligned(64))) = { UINTPTR_MAX, 1 };
@@ -28,19 +26,20 @@ void odebug_span_reset(void)
 
 /*
  * No odebug_spin_init() loop: zero is unlocked (lock.h), as the fresh
- * mapping is, and touching every bucket would cost 128 page faults at
- * start; a bucket's line becomes resident when it is first locked.
+ * mapping is, and touching every bucket would cost a page fault per 4 KiB
+ * at start; a bucket's page becomes resident when it is first locked
+ * (reserved, not committed: 4.5 MiB with the chain heads).
  */
 bool odebug_buckets_init(void)
 {
-	odebug_buckets = odebug_map(HASH_SIZE * sizeof(*odebug_buckets));
+	odebug_buckets = odebug_reserve(ODEBUG_BUCKET_BYTES);
 	return odebug_buckets != NULL;
 }
 
 void odebug_buckets_fini(void)
 {
 	if (odebug_buckets)
-		odebug_unmap(odebug_buckets, HASH_SIZE * sizeof(*odebug_buckets));
+		odebug_unmap(odebug_buckets, ODEBUG_BUCKET_BYTES);
 	odebug_buckets = NULL;
 }
 
@@ -66,7 +65,7 @@ void odebug_table_visit_all(uint64_t chains, uintptr_t start, uintptr_t end,
 {
 	size_t i;
 
-	for (i = 0; i < HASH_SIZE; i++)
+	for (i = 0; i < ODEBUG_HASH_SIZE; i++)
 		if (odebug_load(&odebug_buckets[i].count) &&
 		    visit(&odebug_buckets[i], chains, start, end, ctx))
 			return;
@@ -133,8 +132,6 @@ bool odebug_tracker_snapshot_active(struct odebug_snapshot *o, struct odebug_tra
 uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
 static odebug_spinlock_t first_use_lock;
 
-_Static_assert(((sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS) &
-		((1u << ODEBUG_BUCKET_PAGE_SHIFT) - 1)) == 0, "whole pages of buckets");
 
 /* Mark @page used (the caller's guard is set); @wait false: never spin. */
 bool odebug_bucket_first_use(size_t page, bool wait)
@@ -149,7 +146,12 @@ bool odebug_bucket_first_use(size_t page, bool wait)
 	return true;
 }
 
-#define BUCKETS_PER_PAGE	(HASH_SIZE / ODEBUG_BUCKET_PAGES)
+/* The first bucket whose lock word is in page @p or after (a bucket may span two). */
+static size_t first_bucket_of_page(size_t p)
+{
+	return ((p << ODEBUG_BUCKET_PAGE_SHIFT) + sizeof(struct odebug_bucket) - 1) /
+	       sizeof(struct odebug_bucket);
+}
 
 /*
  * fork(): the child must find no lock held by a thread it does not have.
@@ -164,7 +166,8 @@ void odebug_table_lock_all(void)
 	odebug_spin_lock(&first_use_lock);
 	for (p = 0; p < ODEBUG_BUCKET_PAGES; p++)
 		if (odebug_bucket_page_used(p))
-			for (i = p * BUCKETS_PER_PAGE; i < (p + 1) * BUCKETS_PER_PAGE; i++)
+			for (i = first_bucket_of_page(p); i < first_bucket_of_page(p + 1) &&
+			     i < ODEBUG_HASH_SIZE; i++)
 				odebug_bucket_lock(&odebug_buckets[i]);
 	odebug_pool_lock();
 }
@@ -176,7 +179,8 @@ void odebug_table_unlock_all(void)
 	odebug_pool_unlock();
 	for (p = 0; p < ODEBUG_BUCKET_PAGES; p++)
 		if (odebug_bucket_page_used(p))
-			for (i = p * BUCKETS_PER_PAGE; i < (p + 1) * BUCKETS_PER_PAGE; i++)
+			for (i = first_bucket_of_page(p); i < first_bucket_of_page(p + 1) &&
+			     i < ODEBUG_HASH_SIZE; i++)
 				odebug_bucket_unlock(&odebug_buckets[i]);
 	odebug_spin_unlock(&first_use_lock);
 	odebug_guard_exit();

@@ -425,22 +425,55 @@ static inline bool odebug_span_misses(uintptr_t start, uintptr_t end)
  * chunk.  How a bucket chains its trackers is private to table.c; its
  * users walk trackers through these operations.
  */
+#define ODEBUG_HASH_BITS 13
+#define ODEBUG_HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)
+
 /*
- * A line each (0.5 MiB in all), so that threads working on objects of
- * different chunks never share a lock's line.
+ * A bucket is its lock line and its 128 chain heads (pool indexes), nine
+ * lines, so that the first object of a chunk makes one page resident, not
+ * a page of locks and a page of heads, and threads working on objects of
+ * different chunks never share a lock's line (4.5 MiB in all).
  */
 struct odebug_bucket {
 	odebug_spinlock_t lock;
 	uint32_t count;				/* trackers in the bucket */
+	uint32_t heads[128] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
 extern struct odebug_bucket *odebug_buckets;
-/* 8192 buckets of 128 chains each (table.c: 4 MiB of chain heads). */
-#define ODEBUG_HASH_BITS 13
 
-/* The kernel's hash_long() of the chunk number: the golden ratio. */
+/*
+ * The hash of @addr's chunk: its top ODEBUG_HASH_BITS pick the bucket,
+ * seven bits further down (ODEBUG_KEY_SHIFT) the chains' shuffle and the
+ * occupancy class (table.c).  It hashes the 256 KiB region (the kernel's
+ * hash_long(): the golden ratio) and xors the chunk's place in its region
+ * into the bucket index's low six bits: the 64 chunks of a region get 64
+ * neighbouring buckets (nine pages, whose occupancy masks are 1 KiB
+ * together), so a program's first few thousand objects make a few hundred
+ * pages resident, not a page of each kind per chunk.  The region's own
+ * bits stay the golden ratio's, so consecutive regions still get distinct
+ * buckets and classes, and chunks at a large power-of-two stride still
+ * spread over every bucket.
+ */
+#define ODEBUG_REGION_BITS	6
+/*
+ * Where the seven bits of the shuffle start.  A bucket gets one chunk from
+ * each region of a group (the index's top seven bits), so the bits just
+ * below the index, which the kernel's hash uses, are a poor key: 8 objects
+ * a page shared a chain 2.11 times per object (1.44 with one hash per
+ * chunk).  One bit lower, 1.58 (bench/chain-share.py); no two chunks of
+ * 153 MiB of contiguous heap share an occupancy mask (of the candidates
+ * measured, the fewest shared masks in bench-churn's million tracked
+ * objects).
+ */
+#define ODEBUG_KEY_SHIFT	(64 - ODEBUG_HASH_BITS - 8)
 static inline uint64_t odebug_chunk_hash(uintptr_t addr)
 {
-	return (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) * 0x61C8864680B583EBull;
+	/* The chunk's place in its region, in the index's low bits: two shifts. */
+	uint64_t place = (uint64_t)(addr >> ODEBUG_CHUNK_SHIFT) << (64 - ODEBUG_REGION_BITS) >>
+			 (ODEBUG_HASH_BITS - ODEBUG_REGION_BITS);
+
+	return (uint64_t)(addr >> (ODEBUG_CHUNK_SHIFT + ODEBUG_REGION_BITS)) *
+	       0x61C8864680B583EBull ^ place;
 }
 
 /* The bucket of @addr's chunk: the hash's top bits. */
@@ -455,13 +488,15 @@ static inline struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
  * instead of spinning forever on a lock its own thread holds.
  */
 /*
- * Which 4 KiB pages of the bucket array have had a bucket locked: fork()
- * locks and unlocks the buckets of those pages only, so the pages nobody
- * used are not copied in the parent and the child (bucket.c).  A page is
+ * Which 4 KiB pages of the bucket array have had a bucket locked (the page
+ * of its lock word): fork() locks and unlocks the buckets of those pages
+ * only, so the pages nobody used are not copied in the parent and the
+ * child (bucket.c).  A page is
  * marked under a lock the fork handler holds across the fork.
  */
 #define ODEBUG_BUCKET_PAGE_SHIFT	12
-#define ODEBUG_BUCKET_PAGES	((sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS) >> \
+#define ODEBUG_BUCKET_BYTES	(sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS)
+#define ODEBUG_BUCKET_PAGES	((ODEBUG_BUCKET_BYTES + (1u << ODEBUG_BUCKET_PAGE_SHIFT) - 1) >> \
 				 ODEBUG_BUCKET_PAGE_SHIFT)
 extern uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
 bool odebug_bucket_first_use(size_t page, bool wait);
@@ -527,7 +562,7 @@ bool odebug_tracker_snapshot_active(struct odebug_snapshot *o, struct odebug_tra
 void odebug_table_lock_all(void);
 void odebug_table_unlock_all(void);
 
-/* table.c */
+/* table.c (visit and map_may_hold: table-range.c) */
 bool odebug_table_init(void);
 void odebug_table_fini(void);
 void odebug_table_go_huge(void);
@@ -559,32 +594,28 @@ static inline bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
 extern uint8_t *odebug_chunk_map;
 #define ODEBUG_MAP_LIMIT	((uintptr_t)1 << 47)
 /*
- * Without any lock: the tracker whose word holds @addr, that word in *@w;
- * NULL when none is found within a few steps.  Only a compare-and-swap
- * with *@w may act on it (table.c's header).
- */
-/* table.c's chain heads: 128 per bucket (pool indexes). */
-extern uint32_t (*odebug_heads)[128];
-
-/*
  * The chain head of @addr (table.c's header): its 32-byte cell in its
  * chunk, xored with the shuffle (table.c's shuffle_of_hash()) of the seven
- * hash bits just below the bucket index.
+ * hash bits at ODEBUG_KEY_SHIFT.
  */
 static inline uint32_t *odebug_chain_head(uintptr_t addr)
 {
 	uint64_t hash = odebug_chunk_hash(addr);
 
-	unsigned int key = (unsigned int)(hash >> (64 - ODEBUG_HASH_BITS - 7)) & 127;
+	unsigned int key = (unsigned int)(hash >> ODEBUG_KEY_SHIFT) & 127;
 
-	return &odebug_heads[hash >> (64 - ODEBUG_HASH_BITS)]
-			    [((addr >> 5) ^ key ^ (key >> 2 & 126) ^ (key >> 4 & 126)) & 127];
+	return &odebug_buckets[hash >> (64 - ODEBUG_HASH_BITS)]
+			.heads[((addr >> 5) ^ key ^ (key >> 2 & 126) ^ (key >> 4 & 126)) & 127];
 }
 
 /* Steps a lockless walk takes before it leaves the call to the locked path. */
 #define ODEBUG_PEEK_STEPS	8
 
 /*
+ * Without any lock: the tracker whose word holds @addr, that word in *@w;
+ * NULL when none is found within a few steps.  Only a compare-and-swap
+ * with *@w may act on it (table.c's header).
+ *
  * A tracker on the chain may be unlinked, returned to the pool and reused
  * for another object while the walk reads it, so the walk may wander off
  * the chain: it stays inside the pool's mapping (indexes are checked

@@ -224,11 +224,63 @@ static void random_inserts_and_removals_match_brute_force(void **state)
 
 #ifndef TABLE_KERNEL
 /*
+ * The layout (tracker.h's odebug_chunk_hash()): the 64 chunks of a 256 KiB
+ * region get the 64 buckets of one aligned group, each its own, so that a
+ * region's first objects share pages of the table.  An object in every
+ * chunk of two neighbouring regions, each at another cell: each is found
+ * by the lockless walk and by the free check of its own cell, one walk of
+ * both regions finds all of them, and once they are gone the free check
+ * finds none.
+ */
+static void every_place_of_a_region_is_found(void **state)
+{
+	const uintptr_t base = ARENA + 4 * ARENA_SIZE;	/* 256 KiB aligned, unused */
+	const size_t places = (size_t)1 << ODEBUG_REGION_BITS;
+
+	(void)state;
+	assert_int_equal(base % (ODEBUG_CHUNK_SIZE << ODEBUG_REGION_BITS), 0);
+	for (size_t r = 0; r < 2; r++) {
+		uint64_t seen = 0;
+		size_t group = SIZE_MAX;
+
+		for (size_t p = 0; p < places; p++) {
+			uintptr_t chunk = base + (r * places + p) * ODEBUG_CHUNK_SIZE;
+			size_t b = (size_t)(odebug_bucket_of(chunk) - odebug_buckets);
+
+			if (group == SIZE_MAX)
+				group = b / places;
+			assert_int_equal(b / places, group);
+			seen |= 1ull << (b % places);
+			insert(chunk + (p * 97 % 128) * CELL + 8 * (p % 4));
+		}
+		assert_true(seen == ~0ull);
+	}
+	for (size_t i = 0; i < nlive; i++) {
+		uintptr_t a = odebug_tracker_addr(live[i]);
+		uint64_t w;
+
+		assert_ptr_equal(odebug_peek(a, &w), live[i]);
+		assert_true(odebug_range_may_hold(a & ~(uintptr_t)(CELL - 1), a + 1));
+	}
+	check_range(base, base + 2 * places * ODEBUG_CHUNK_SIZE);
+	check_range(base + 1, base + 2 * places * ODEBUG_CHUNK_SIZE - 1);
+	for (size_t q = 0; q < 2000; q++) {
+		uintptr_t start = base + rnd(2 * places * ODEBUG_CHUNK_SIZE);
+
+		check_range(start, start + random_length());
+	}
+	while (nlive)
+		remove_at(rnd(nlive));
+	assert_false(odebug_range_may_hold(base, base + 2 * places * ODEBUG_CHUNK_SIZE));
+}
+
+/*
  * The lockless walk's chain (odebug_chain_head()): the 128 cells of a chunk
  * have a chain each, and a bucket's chunks spread their objects over its
- * chains even at a regular stride.  With the bits below the bucket index as
- * the shuffle, 8 objects a page shared a chain 2.81 times per object on
- * average (bench/chain-share.py), 1.44 with the mixed shuffle.
+ * chains even at a regular stride.  A bucket gets one chunk of each region
+ * of a group: with the bits just below the bucket index as the key, 8
+ * objects a page shared a chain 2.11 times per object on average
+ * (bench/chain-share.py), 1.58 with ODEBUG_KEY_SHIFT's bits.
  */
 static double chain_share(unsigned int per_page)
 {
@@ -242,7 +294,9 @@ static double chain_share(unsigned int per_page)
 		for (unsigned int cell = 0; cell < 128; cell += 128 / per_page) {
 			uintptr_t addr = (uintptr_t)(0x7f0000000ul + c) << ODEBUG_CHUNK_SHIFT | cell << 5;
 
-			n[odebug_chain_head(addr) - &odebug_heads[0][0]]++;
+			struct odebug_bucket *b = odebug_bucket_of(addr);
+
+			n[(size_t)(b - odebug_buckets) * 128 + (size_t)(odebug_chain_head(addr) - b->heads)]++;
 		}
 	for (size_t h = 0; h < heads; h++)
 		sum += (double)n[h] * n[h];
@@ -283,6 +337,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(random_inserts_and_removals_match_brute_force),
 #ifndef TABLE_KERNEL
 		cmocka_unit_test(cells_have_a_chain_each_and_strides_spread),
+		cmocka_unit_test(every_place_of_a_region_is_found),
 #endif
 	};
 
