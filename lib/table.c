@@ -233,7 +233,7 @@ static bool chain_has_cell(uint32_t head, unsigned int cell, unsigned int cls)
  * chunk map's bit of @addr's eighth when no cell of that eighth is left
  * in the class's mask: no tracker of any chunk of the
  * class, so none of this chunk, starts there.  The bit stays set while
- * another chunk of the class (about 1.2 GiB away or more) holds a tracker in the
+ * another chunk of the class (about 153 MiB away or more) holds a tracker in the
  * same eighth: a "maybe" the masks answer, never a false "no".
  */
 static void vacate(struct odebug_bucket *b, uintptr_t addr)
