@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The release path in a real interpreter (BENCHMARKS.md, branch freefast):
+# The release path in a real interpreter (BENCHMARKS.md):
 # 60,000 bytearrays of 300-2,300 bytes (glibc's malloc, above pymalloc's
 # 512-byte limit), a third freed, and a threading.Lock, so that something
 # is tracked while the blocks are freed.  Count with callgrind, ODEBUG=1
