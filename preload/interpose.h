@@ -71,4 +71,22 @@ void odebug_next_resolve(const struct odebug_next_entry *e);
 
 #define ODEBUG_INLINE static inline __attribute__((always_inline))
 
+/*
+ * A condition variable's wake (pthread_cond_*, C11 cnd_*) of type @T
+ * tracked as @descr: the step, errno kept, then glibc's call.  CHECKING
+ * is the including file's test.
+ */
+#define ODEBUG_WAKE_FN(fn, T, descr, op, opname)				\
+	ODEBUG_INLINE int fn(int (*next)(T *), T *c)				\
+	{									\
+		int saved;							\
+										\
+		if (likely(!CHECKING))						\
+			return next(c);						\
+		saved = errno;							\
+		odebug_builtin_use(c, descr, op, 0, opname);			\
+		errno = saved;							\
+		return next(c);							\
+	}
+
 #endif /* ODEBUG_INTERPOSE_H */

@@ -63,20 +63,8 @@ ODEBUG_INLINE int cond_destroy(int (*next)(pthread_cond_t *), pthread_cond_t *c)
 INTERPOSE(int, pthread_cond_destroy, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
 	  (pthread_cond_t *c), (c), cond_destroy);
 
-#define WAKE_FN(fn, op, opname)							\
-	ODEBUG_INLINE int fn(int (*next)(pthread_cond_t *), pthread_cond_t *c)	\
-	{									\
-		int saved;							\
-										\
-		if (likely(!CHECKING))						\
-			return next(c);						\
-		saved = errno;							\
-		odebug_builtin_use(c, DESCR, op, 0, opname);				\
-		errno = saved;							\
-		return next(c);							\
-	}
-WAKE_FN(cond_signal, BUILTIN_WAKE_ONE, "signal")
-WAKE_FN(cond_broadcast, BUILTIN_WAKE_ALL, "broadcast")
+ODEBUG_WAKE_FN(cond_signal, pthread_cond_t, DESCR, BUILTIN_WAKE_ONE, "signal")
+ODEBUG_WAKE_FN(cond_broadcast, pthread_cond_t, DESCR, BUILTIN_WAKE_ALL, "broadcast")
 INTERPOSE(int, pthread_cond_signal, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,
 	  (pthread_cond_t *c), (c), cond_signal);
 INTERPOSE(int, pthread_cond_broadcast, 232, ODEBUG_V_COND, "@@" ODEBUG_V_COND,

@@ -132,20 +132,8 @@ ODEBUG_INLINE void cnd_destroy_(void (*next)(cnd_t *), cnd_t *c)
 }
 INTERPOSE_228_234(void, cnd_destroy, (cnd_t *c), (c), cnd_destroy_);
 
-#define WAKE_FN(fn, op, opname)							\
-	ODEBUG_INLINE int fn(int (*next)(cnd_t *), cnd_t *c)			\
-	{									\
-		int saved;							\
-										\
-		if (likely(!CHECKING))						\
-			return next(c);						\
-		saved = errno;							\
-		odebug_builtin_use(c, COND_DESCR, op, 0, opname);				\
-		errno = saved;							\
-		return next(c);							\
-	}
-WAKE_FN(cnd_signal_, BUILTIN_WAKE_ONE, "signal")
-WAKE_FN(cnd_broadcast_, BUILTIN_WAKE_ALL, "broadcast")
+ODEBUG_WAKE_FN(cnd_signal_, cnd_t, COND_DESCR, BUILTIN_WAKE_ONE, "signal")
+ODEBUG_WAKE_FN(cnd_broadcast_, cnd_t, COND_DESCR, BUILTIN_WAKE_ALL, "broadcast")
 INTERPOSE_228_234(int, cnd_signal, (cnd_t *c), (c), cnd_signal_);
 INTERPOSE_228_234(int, cnd_broadcast, (cnd_t *c), (c), cnd_broadcast_);
 
