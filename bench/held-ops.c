@@ -7,19 +7,24 @@
  * one-shot registration), timer_settime (arm + disarm of a timer whose
  * sival_ptr is heap memory, per call).
  *
- * One run compares: the program runs itself again (LD_PRELOAD=LIBODEBUG,
- * the held interposers in front of glibc) with ODEBUG unset and with
- * ODEBUG=1, ROUNDS times each, alternated (which goes first alternates
- * too), and prints per call the median of each and their difference.
- * Medians of alternated runs, not means, of the thread's CPU time (time
- * the thread was preempted is not counted): the machine is shared.
+ * Paired in one process: a run alternates blocks of calls through the
+ * interposed function with blocks through glibc's own (found in libc.so.6
+ * by dlsym, so no interposer runs), and takes the median of the blocks'
+ * differences: a shared machine's drift hits both halves of a pair alike.
+ * The program runs itself again under three preloads, ROUNDS times each,
+ * in rotated order: PASSTHROUGH (an interposer that only calls glibc: what
+ * any preloaded library costs here), LIBODEBUG with ODEBUG unset, and
+ * LIBODEBUG with ODEBUG=1; it prints the median of the runs.  Times are
+ * the thread's CPU time, so time preempted is not counted.
  *
- *   held-ops LIBODEBUG [ROUNDS]	the comparison
- *   held-ops --child [N]		one run, ns per call of each loop
- *   held-ops --only OP N		one loop N times, nothing printed (for
- *					callgrind: bench/held-ops-instr.sh)
+ *   held-ops LIBODEBUG PASSTHROUGH [ROUNDS]	the comparison
+ *   held-ops --child [BLOCKS]			one run: ns added per call
+ *   held-ops --only OP N			the interposed loop N times,
+ *						nothing printed (for callgrind:
+ *						bench/held-ops-instr.sh)
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +37,13 @@
 
 #define EVENTS	64
 #define OPS	3
-#define ROUNDS	7
+#define ROUNDS	5
+#define BLOCKS	301
+#define CONFIGS	3
 
 static const char *const names[OPS] = { "epoll_ctl", "epoll_wait per event", "timer_settime" };
 static const double goals[OPS] = { 50, 5, 50 };	/* ns added, at most */
+static const long per_block[OPS] = { 100, 20, 100 };	/* calls (pairs) in a block */
 
 static double now(void)
 {
@@ -43,6 +51,41 @@ static double now(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);	/* time preempted not counted */
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The calls, through the preload (what the program's own calls bind to) or glibc's own. */
+struct calls {
+	int (*ctl)(int, int, int, struct epoll_event *);
+	int (*wait)(int, struct epoll_event *, int, int);
+	int (*settime)(timer_t, int, const struct itimerspec *, struct itimerspec *);
+};
+
+static const struct calls interposed = { epoll_ctl, epoll_wait, timer_settime };
+
+static int glibc_calls(struct calls *c)
+{
+	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
+
+	if (!libc)
+		return -1;
+	c->ctl = (int (*)(int, int, int, struct epoll_event *))dlsym(libc, "epoll_ctl");
+	c->wait = (int (*)(int, struct epoll_event *, int, int))dlsym(libc, "epoll_wait");
+	c->settime = (int (*)(timer_t, int, const struct itimerspec *, struct itimerspec *))
+		dlsym(libc, "timer_settime");
+	return c->ctl && c->wait && c->settime ? 0 : -1;
 }
 
 struct fixture {
@@ -78,8 +121,8 @@ static void setup(struct fixture *f)
 		exit(2);
 }
 
-/* Loop @op @n times; returns ns per call (for epoll_wait: per returned event). */
-static double loop(struct fixture *f, int op, long n)
+/* @n rounds of @op through @c; returns ns per call (for epoll_wait: per returned event). */
+static double loop(struct fixture *f, const struct calls *c, int op, long n)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = f->ptr }, out[EVENTS];
 	struct itimerspec on = { .it_value = { 100, 0 } }, off = { { 0, 0 }, { 0, 0 } };
@@ -89,15 +132,15 @@ static double loop(struct fixture *f, int op, long n)
 	for (i = 0; i < n; i++) {
 		switch (op) {
 		case 0:
-			epoll_ctl(f->ep, EPOLL_CTL_ADD, f->fd, &ev);
-			epoll_ctl(f->ep, EPOLL_CTL_DEL, f->fd, NULL);
+			c->ctl(f->ep, EPOLL_CTL_ADD, f->fd, &ev);
+			c->ctl(f->ep, EPOLL_CTL_DEL, f->fd, NULL);
 			break;
 		case 1:
-			events += epoll_wait(f->ep, out, EVENTS, 0);
+			events += c->wait(f->ep, out, EVENTS, 0);
 			break;
 		default:
-			timer_settime(f->timer, 0, &on, NULL);
-			timer_settime(f->timer, 0, &off, NULL);
+			c->settime(f->timer, 0, &on, NULL);
+			c->settime(f->timer, 0, &off, NULL);
 			break;
 		}
 	}
@@ -106,27 +149,36 @@ static double loop(struct fixture *f, int op, long n)
 	return (now() - t0) / n / 2;
 }
 
-/* One run: each loop warmed, then timed (the best of 3 passes: least disturbed). */
-static int child(long n)
+/* One run: per op, the median over @blocks of (interposed - glibc's own), ns per call. */
+static int child(int blocks)
 {
+	static double diff[4096];
+	struct calls own;
 	struct fixture f;
-	int op, k;
+	int op, b;
 
+	if (glibc_calls(&own))
+		return 2;
 	setup(&f);
 	for (op = 0; op < OPS; op++) {
-		double best = 1e18, t;
-		long per = op == 1 ? n / 16 : n;
+		loop(&f, &interposed, op, per_block[op] * 10);	/* warm both */
+		loop(&f, &own, op, per_block[op] * 10);
+		for (b = 0; b < blocks; b++) {
+			double t[2];
 
-		loop(&f, op, per / 10);
-		for (k = 0; k < 3; k++)
-			if ((t = loop(&f, op, per)) < best)
-				best = t;
-		printf("%.3f\n", best);
+			for (int j = 0; j < 2; j++) {	/* which goes first alternates */
+				int through = j ^ (b & 1);
+
+				t[through] = loop(&f, through ? &interposed : &own, op, per_block[op]);
+			}
+			diff[b] = t[1] - t[0];
+		}
+		printf("%.3f\n", median(diff, blocks));
 	}
 	return 0;
 }
 
-/* Run ourselves with ODEBUG=1 (@on) or unset; each loop's ns per call into @out. */
+/* Run ourselves preloading @lib, with ODEBUG=1 if @on; each op's ns added into @out. */
 static int run(char *self, const char *lib, int on, double *out)
 {
 	char buf[256] = "", *p;
@@ -154,68 +206,62 @@ static int run(char *self, const char *lib, int on, double *out)
 	close(fd[0]);
 	waitpid(pid, NULL, 0);
 	for (op = 0, p = buf; op < OPS; op++) {
-		out[op] = strtod(p, &p);
-		if (out[op] <= 0)
+		char *end;
+
+		out[op] = strtod(p, &end);
+		if (end == p)
 			return -1;
+		p = end;
 	}
 	return 0;
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 int main(int argc, char **argv)
 {
-	double plain[OPS][32], held[OPS][32], one[OPS];
-	int rounds = ROUNDS, k, op;
+	static const char *const label[CONFIGS] = { "pass-through", "unset", "ODEBUG=1" };
+	double added[CONFIGS][OPS][32], one[OPS];
+	int rounds = ROUNDS, k, op, c;
 
 	if (argc >= 2 && !strcmp(argv[1], "--child"))
-		return child(argc > 2 ? atol(argv[2]) : 200000);
+		return child(argc > 2 && atoi(argv[2]) > 0 && atoi(argv[2]) <= 4096 ?
+				     atoi(argv[2]) : BLOCKS);
 	if (argc == 4 && !strcmp(argv[1], "--only")) {
 		struct fixture f;
 
 		setup(&f);
-		loop(&f, atoi(argv[2]), atol(argv[3]));
+		loop(&f, &interposed, atoi(argv[2]), atol(argv[3]));
 		return 0;
 	}
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s LIBODEBUG [ROUNDS]\n", argv[0]);
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s LIBODEBUG PASSTHROUGH [ROUNDS]\n", argv[0]);
 		return 2;
 	}
-	if (argc > 2)
-		rounds = atoi(argv[2]);
+	if (argc > 3)
+		rounds = atoi(argv[3]);
 	if (rounds < 1 || rounds > 32)
 		rounds = ROUNDS;
 	for (k = 0; k < rounds; k++) {
-		int first = k % 2;	/* alternate which configuration runs first */
-
-		for (int j = 0; j < 2; j++) {
-			int on = j ^ first;
-
-			if (run(argv[0], argv[1], on, one))
+		for (int j = 0; j < CONFIGS; j++) {
+			c = (j + k) % CONFIGS;	/* rotate which configuration runs first */
+			if (run(argv[0], c ? argv[1] : argv[2], c == 2, one)) {
+				fprintf(stderr, "held-ops: a run under %s failed\n", label[c]);
 				return 1;
+			}
 			for (op = 0; op < OPS; op++)
-				(on ? held : plain)[op][k] = one[op];
+				added[c][op][k] = one[op];
 		}
 	}
-	printf("held memory, ns per call: median of %d alternated runs each\n", rounds);
-	printf("%-22s %10s %10s %10s %7s %6s\n", "call", "unset", "ODEBUG=1", "added", "ratio",
-	       "goal");
+	printf("ns added per call over glibc's own, paired in each run; median of %d runs\n",
+	       rounds);
+	printf("%-22s %12s %8s %9s %11s %5s\n", "call", "pass-through", "unset", "ODEBUG=1",
+	       "over pass", "goal");
 	for (op = 0; op < OPS; op++) {
-		double a = median(plain[op], rounds), b = median(held[op], rounds);
+		double m[CONFIGS];
 
-		printf("%-22s %10.2f %10.2f %+10.2f %7.3f %6.0f%s\n", names[op], a, b, b - a, b / a,
-		       goals[op], b - a <= goals[op] ? "" : " MISSED");
+		for (c = 0; c < CONFIGS; c++)
+			m[c] = median(added[c][op], rounds);
+		printf("%-22s %+12.1f %+8.1f %+9.1f %+11.1f %5.0f%s\n", names[op], m[0], m[1], m[2],
+		       m[2] - m[0], goals[op], m[2] <= goals[op] ? "" : " MISSED");
 	}
 	return 0;	/* a missed goal is reported, not a failure: the machine is shared */
 }
