@@ -754,7 +754,7 @@ class Bench:
                             ('asan', '-fsanitize=address'), ('memcheck', 'valgrind memcheck')):
             row(f'event loop overhead, {label}', f'eventloop.{name}.overhead', '', 3, '—', None)
         row('event loop overhead, ODEBUG=1 / ASan\'s', 'eventloop.odebug_vs_asan', '', 3,
-            '≤ 0.25', lambda v: v <= 0.25)
+            '≤ 0.1', lambda v: v <= 0.1)
         row('event loop overhead, ODEBUG=1 / memcheck\'s', 'eventloop.odebug_vs_memcheck', '', 4,
             '≤ 0.05', lambda v: v <= 0.05)
         for name, label in (('odebug', 'ODEBUG=1'), ('odebug-off', 'libodebug linked, ODEBUG unset'),
@@ -762,7 +762,7 @@ class Bench:
             row(f'event loop CPU-time overhead, {label}', f'eventloop.{name}.cpu_overhead', '', 3,
                 '—', None)
         row('event loop CPU-time overhead, ODEBUG=1 / ASan\'s', 'eventloop.cpu_odebug_vs_asan', '',
-            3, '(≤ 0.25)', lambda v: v <= 0.25)
+            3, '(≤ 0.1)', lambda v: v <= 0.1)
         row('event loop CPU-time overhead, ODEBUG=1 / memcheck\'s',
             'eventloop.cpu_odebug_vs_memcheck', '', 4, '(≤ 0.05)', lambda v: v <= 0.05)
         row('/bin/true, wall ms per process, plain', 'startup.true.plain.ms', ' ms', 3, '—', None)
