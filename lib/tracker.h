@@ -55,8 +55,9 @@
  *   instructions.  One thread is glibc's __libc_single_threaded (cleared
  *   by pthread_create()) and odebug_one_thread, which preload/clone.c
  *   sets at the start only where it sees every clone() and
- *   syscall(SYS_clone) and clears before one with CLONE_VM: a raw-clone
- *   thread is not counted in glibc's flag, and the unlocked cmpxchg loses
+ *   syscall(SYS_clone) and clears before one with CLONE_VM (and before a
+ *   dlmopen() into another namespace, whose libc's threads neither flag
+ *   counts): a raw-clone thread is not counted in glibc's flag, and the unlocked cmpxchg loses
  *   updates between two cores (tests/tracker-clone.c);
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index

@@ -13,15 +13,19 @@
  * no CLONE_VM child through these symbols itself: its pthread_create()
  * and posix_spawn() call a hidden clone, the first clearing
  * __libc_single_threaded before, and posix_spawn()'s parent waits until
- * its child has exec'd or exited.
+ * its child has exec'd or exited.  A dlmopen() into another namespace
+ * clears the flag too: that namespace's libc has a single-thread flag and
+ * a clone of its own, so its pthread_create() makes a thread that neither
+ * of ours sees, and the thread may run the program's code (a start
+ * routine, a callback), which reaches libodebug.
  *
  * The flag is set once, by the constructor, only if the process has one
  * thread by glibc's count and these very functions are the ones the
  * program reaches: not when the executable or a library before us defines
- * clone or syscall (a sanitizer runtime, say), nor when libodebug was
- * dlopen()ed after libc (a thread may exist that we never saw).  A clone
- * issued by the program's own syscall instruction is not seen at all
- * (odebug-pthread(7), RELIABILITY.md).
+ * clone, syscall or dlmopen (a sanitizer runtime, say), nor when
+ * libodebug was dlopen()ed after libc (a thread may exist that we never
+ * saw).  A clone issued by the program's own syscall instruction is not
+ * seen at all (odebug-pthread(7), RELIABILITY.md).
  *
  * syscall() is also how libodebug itself makes its system calls: the
  * interposer is safe wherever they are made (a signal handler, the
@@ -43,9 +47,11 @@
 
 typedef int clone_fn(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 typedef long syscall_fn(long nr, ...);
+typedef void *dlmopen_fn(Lmid_t ns, const char *file, int mode);
 
 static clone_fn *next_clone, *next___clone;
 static syscall_fn *next_syscall;
+static dlmopen_fn *next_dlmopen_234, *next_dlmopen_base;
 static bool clone_seen;		/* for good: the constructor sets no flag after it */
 
 /* Before the new thread exists: it may run the swap at once. */
@@ -163,6 +169,50 @@ static int odebug_i___clone(int (*fn)(void *), void *stack, int flags, void *arg
 	return r;
 }
 
+/*
+ * dlmopen() at both of glibc's versions (as dlopen.c's dlopen): 2.34's
+ * default, and GLIBC_2.3.4, libdl's, which programs linked before 2.34
+ * are bound to.
+ */
+static dlmopen_fn *resolve_dlmopen(dlmopen_fn **slot, const char *version)
+{
+	dlmopen_fn *next;
+
+	*(void **)&next = dlvsym(RTLD_NEXT, "dlmopen", version);
+	if (!next) {
+		dlerror();	/* the failed lookup is not the program's error */
+		next = (dlmopen_fn *)lookup("dlmopen");
+	}
+	__atomic_store_n(slot, next, __ATOMIC_RELAXED);
+	return next;
+}
+
+static void *forward_dlmopen(dlmopen_fn **slot, const char *version, Lmid_t ns,
+			     const char *file, int mode)
+{
+	dlmopen_fn *next = __atomic_load_n(slot, __ATOMIC_RELAXED);
+
+	if (ns != LM_ID_BASE)
+		another_thread();
+	if (!next)
+		next = resolve_dlmopen(slot, version);
+	return next ? next(ns, file, mode) : NULL;
+}
+
+void *odebug_i_dlmopen_234(Lmid_t ns, const char *file, int mode) ODEBUG_EXPORT;
+void *odebug_i_dlmopen_234(Lmid_t ns, const char *file, int mode)
+{
+	return forward_dlmopen(&next_dlmopen_234, "GLIBC_2.34", ns, file, mode);
+}
+__asm__(".symver odebug_i_dlmopen_234,dlmopen@@GLIBC_2.34");
+
+void *odebug_i_dlmopen_base(Lmid_t ns, const char *file, int mode) ODEBUG_EXPORT;
+void *odebug_i_dlmopen_base(Lmid_t ns, const char *file, int mode)
+{
+	return forward_dlmopen(&next_dlmopen_base, "GLIBC_2.3.4", ns, file, mode);
+}
+__asm__(".symver odebug_i_dlmopen_base,dlmopen@GLIBC_2.3.4");
+
 long syscall(long nr, ...) __attribute__((alias("odebug_i_syscall"))) ODEBUG_EXPORT;
 int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 	__attribute__((alias("odebug_i_clone"))) ODEBUG_EXPORT;
@@ -179,11 +229,14 @@ __attribute__((constructor(101))) static void clone_watch(void)
 {
 	bool ours = reached("clone", (void *)odebug_i_clone) &&
 		    reached("__clone", (void *)odebug_i___clone) &&
-		    reached("syscall", (void *)odebug_i_syscall);
+		    reached("syscall", (void *)odebug_i_syscall) &&
+		    reached("dlmopen", (void *)odebug_i_dlmopen_234);
 
 	__atomic_store_n(&next_clone, (clone_fn *)lookup("clone"), __ATOMIC_RELAXED);
 	__atomic_store_n(&next___clone, (clone_fn *)lookup("__clone"), __ATOMIC_RELAXED);
 	__atomic_store_n(&next_syscall, (syscall_fn *)lookup("syscall"), __ATOMIC_RELAXED);
+	resolve_dlmopen(&next_dlmopen_234, "GLIBC_2.34");
+	resolve_dlmopen(&next_dlmopen_base, "GLIBC_2.3.4");
 	/* Once a thread was seen, one thread never comes back (it may not have ended). */
 	if (!ours || !__libc_single_threaded || __atomic_load_n(&clone_seen, __ATOMIC_SEQ_CST))
 		return;

@@ -18,6 +18,8 @@
  * refuses) must clear the flag too.  Exit status 0 when every check held.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -124,6 +126,54 @@ static int trial(bool by_syscall)
 	return ok ? 0 : 1;
 }
 
+static void *namespace_entry(void *arg)
+{
+	(void)arg;
+	thread_body();
+	return NULL;
+}
+
+/*
+ * Two threads made by another namespace's libc, running functions of
+ * ours: 0 when every check held, 77 when no such libc could be loaded.
+ */
+static int trial_namespace(void)
+{
+	int (*create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int (*join)(pthread_t, void **);
+	pthread_t threads[2];
+	void *libc;
+	uint64_t got;
+	bool ok;
+
+	tracker.word = 0;
+	finished = saw_one_thread = 0;
+	odebug_one_thread = true;	/* as at a start */
+	libc = dlmopen(LM_ID_NEWLM, "libc.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (odebug_one_thread) {
+		printf("FAIL - dlmopen(LM_ID_NEWLM) left the one-thread flag set\n");
+		return 1;
+	}
+	if (!libc)
+		return 77;
+	*(void **)&create = dlsym(libc, "pthread_create");
+	*(void **)&join = dlsym(libc, "pthread_join");
+	if (!create || !join)
+		return 77;
+	for (int i = 0; i < 2; i++)
+		if (create(&threads[i], NULL, namespace_entry, NULL))
+			return 77;
+	bump();
+	for (int i = 0; i < 2; i++)
+		join(threads[i], NULL);
+	got = __atomic_load_n(&tracker.word, __ATOMIC_RELAXED);
+	ok = got == 3 * ROUNDS && !saw_one_thread;
+	printf("%s - another namespace's pthread_create(): %lu increments by compare-and-swap from 3 threads (glibc's single-threaded flag %d), %lu counted; %d threads saw one thread\n",
+	       ok ? "ok" : "FAIL", 3 * ROUNDS, (int)__libc_single_threaded,
+	       (unsigned long)got, saw_one_thread);
+	return ok ? 0 : 1;
+}
+
 /* Several trials: on a loaded machine the threads may not overlap in one. */
 int main(void)
 {
@@ -145,5 +195,14 @@ int main(void)
 	}
 	printf("ok - syscall(SYS_clone3) cleared the one-thread flag\n");
 #endif
+	switch (trial_namespace()) {
+	case 0:
+		break;
+	case 77:
+		printf("ok - no libc could be loaded in a namespace of its own (skipped)\n");
+		break;
+	default:
+		return 1;
+	}
 	return 0;
 }
