@@ -411,12 +411,27 @@ static unsigned long number(const char *p, int base, const char **end)
 	return v;
 }
 
-/* One fdinfo line: "tfd: <fd> events: <hex> data: <hex> ...", for @fd and @addr? */
+/*
+ * The kernel's private event bits (fs/eventpoll.c's EP_PRIVATE_BITS): all
+ * a one-shot registration keeps once its event came.  Every armed one has
+ * EPOLLERR and EPOLLHUP besides (added at each ADD and MOD).
+ */
+#define EP_PRIVATE_BITS	(EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE)
+
+/*
+ * One fdinfo line: "tfd: <fd> events: <hex> data: <hex> ...", for @fd
+ * and @addr, and armed?  A one-shot registration whose event came (taken
+ * through any descriptor of the set) is listed with no event left, and
+ * holds nothing.
+ */
 static bool line_matches(const char *line, int fd, uintptr_t addr)
 {
 	const char *p, *dp;
 
 	if (strncmp(line, "tfd:", 4) || number(line + 4, 10, &p) != (unsigned long)fd)
+		return false;
+	dp = strstr(p, " events:");
+	if (dp && !(number(dp + 8, 16, &p) & ~(unsigned long)EP_PRIVATE_BITS))
 		return false;
 	dp = strstr(p, " data:");
 	return dp && number(dp + 6, 16, &p) == addr;

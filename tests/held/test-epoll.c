@@ -339,6 +339,26 @@ static void unseen_close_is_silent(void **state)
 	close(other);
 }
 
+/*
+ * A one-shot registration's event taken through a dup() of the set's
+ * descriptor: the kernel disabled it all the same, so it holds nothing.
+ */
+static void oneshot_delivered_through_a_dup_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event out[4];
+	int ep2 = dup(ep);
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN | EPOLLONESHOT, c);
+		assert_int_equal(poke_and_wait(ep2, efd, out, 4), 1);
+		free(c);	/* disabled in the kernel until a MOD */
+	});
+	epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+	close(ep2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +374,7 @@ int main(void)
 		cmocka_unit_test(concurrent_epoll_ctl_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(unseen_close_is_silent),
+		cmocka_unit_test(oneshot_delivered_through_a_dup_is_silent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
