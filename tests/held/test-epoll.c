@@ -6,6 +6,7 @@
  * so the freed pointer is never delivered; every correct order is silent.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -359,6 +360,68 @@ static void oneshot_delivered_through_a_dup_is_silent(void **state)
 	close(ep2);
 }
 
+/* Registering with pointers in a loop, so that a fork often lands while the records' lock is held. */
+static volatile int forking;
+
+static void *register_loop(void *arg)
+{
+	int set = epoll_create1(0), fd = eventfd(0, 0);
+	struct conn *c = malloc(sizeof(*c));
+
+	(void)arg;
+	while (__atomic_load_n(&forking, __ATOMIC_RELAXED)) {
+		reg(set, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+		epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL);
+	}
+	free(c);
+	close(fd);
+	close(set);
+	return NULL;
+}
+
+/*
+ * fork() while other threads register: each child closes a registered
+ * descriptor (async-signal-safe, as a child of a threaded process may)
+ * and exits; none may wait for a lock another thread held at the fork.
+ */
+static void fork_while_registering_does_not_hang(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int fd = eventfd(0, 0), hung = 0;
+	pthread_t t[2];
+
+	(void)state;
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, fd, EPOLLIN, c), 0);
+	forking = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, register_loop, NULL);
+	for (int round = 0; round < 100 && !hung; round++) {
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			close(fd);
+			_exit(0);
+		}
+		for (int ms = 0; ms < 5000; ms++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			if (ms == 4999) {
+				hung = 1;
+				kill(pid, SIGKILL);
+				waitpid(pid, &status, 0);
+			}
+			usleep(1000);
+		}
+	}
+	forking = 0;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(hung, 0);
+	close(fd);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +438,7 @@ int main(void)
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(unseen_close_is_silent),
 		cmocka_unit_test(oneshot_delivered_through_a_dup_is_silent),
+		cmocka_unit_test(fork_while_registering_does_not_hang),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
