@@ -441,7 +441,9 @@ static bool line_matches(const char *line, int fd, uintptr_t addr)
  * Is @fd registered in epoll set @epfd with data @addr?  The set's
  * /proc/self/fdinfo lists each registration on a line of its own.  Raw
  * system calls and a small stack buffer, lines joined across refills.
- * Unreadable (no /proc): the record is believed.
+ * Unreadable (no /proc): the record is believed.  Not opened for want of
+ * a descriptor or memory (the process at its limit): no answer, and so
+ * no report, since the record may be of a registration gone unseen.
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
@@ -457,7 +459,7 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 	path[18 + b.len] = '\0';
 	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
-		return true;
+		return errno != EMFILE && errno != ENFILE && errno != ENOMEM;
 	while (!found && (r = syscall(SYS_read, f, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < r && !found; i++) {
 			if (buf[i] != '\n') {

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 
@@ -360,6 +361,39 @@ static void oneshot_delivered_through_a_dup_is_silent(void **state)
 	close(ep2);
 }
 
+/*
+ * The same with every descriptor in use when the free comes (a server at
+ * its limit): the set's fdinfo cannot be opened, and an unknown answer
+ * is no report.
+ */
+static void unseen_close_at_the_descriptor_limit_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int fd = eventfd(0, 0), other = eventfd(0, 0), fill[256], n = 0;
+	struct rlimit old, lim;
+	struct stats_delta d;
+
+	(void)state;
+	reg(ep, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+	dup2(other, fd);	/* the kernel's registration goes, unseen */
+	getrlimit(RLIMIT_NOFILE, &old);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(other > fd ? other : fd) + 64;
+	setrlimit(RLIMIT_NOFILE, &lim);
+	while (n < 256 && (fill[n] = dup(0)) >= 0)
+		n++;
+	assert_true(n < 256);
+	stats_mark();	/* no capture: it would need a descriptor */
+	free(c);
+	d = stats_delta();
+	while (n > 0)
+		close(fill[--n]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	close(fd);
+	close(other);
+	assert_int_equal(d.warnings, 0);
+}
+
 /* Registering with pointers in a loop, so that a fork often lands while the records' lock is held. */
 static volatile int forking;
 
@@ -438,6 +472,7 @@ int main(void)
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(unseen_close_is_silent),
 		cmocka_unit_test(oneshot_delivered_through_a_dup_is_silent),
+		cmocka_unit_test(unseen_close_at_the_descriptor_limit_is_silent),
 		cmocka_unit_test(fork_while_registering_does_not_hang),
 	};
 
