@@ -441,9 +441,12 @@ static bool line_matches(const char *line, int fd, uintptr_t addr)
  * Is @fd registered in epoll set @epfd with data @addr?  The set's
  * /proc/self/fdinfo lists each registration on a line of its own.  Raw
  * system calls and a small stack buffer, lines joined across refills.
- * Unreadable (no /proc): the record is believed.  Not opened for want of
- * a descriptor or memory (the process at its limit): no answer, and so
- * no report, since the record may be of a registration gone unseen.
+ * Not opened: a set descriptor that is closed (a close not seen:
+ * close_range, a signal handler's inside libodebug) holds nothing; for
+ * want of a descriptor or memory (the process at its limit) there is no
+ * answer, and so no report, since the record may be of a registration
+ * gone unseen; otherwise (no /proc) the record is believed.  errno is
+ * the caller's still.
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
@@ -452,14 +455,18 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 	size_t ll = 0;
 	ssize_t r, i;
 	bool found = false;
-	int f;
+	int f, saved = errno;
 
 	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 19);
 	odebug_put_dec(&b, (unsigned long)epfd);
 	path[18 + b.len] = '\0';
 	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return errno != EMFILE && errno != ENFILE && errno != ENOMEM;
+	if (f < 0) {
+		found = errno != EMFILE && errno != ENFILE && errno != ENOMEM &&
+			!(syscall(SYS_fcntl, epfd, F_GETFD) < 0 && errno == EBADF);
+		errno = saved;
+		return found;
+	}
 	while (!found && (r = syscall(SYS_read, f, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < r && !found; i++) {
 			if (buf[i] != '\n') {
@@ -473,6 +480,7 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 		}
 	}
 	syscall(SYS_close, f);
+	errno = saved;
 	return found;
 }
 

@@ -394,6 +394,23 @@ static void unseen_close_at_the_descriptor_limit_is_silent(void **state)
 	assert_int_equal(d.warnings, 0);
 }
 
+/*
+ * An epoll set closed by a call not interposed (close_range): its
+ * registrations are gone with it, and /proc has no fdinfo for it.
+ */
+static void set_closed_unseen_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int set = epoll_create1(0);
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(set, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+		assert_int_equal(close_range((unsigned int)set, (unsigned int)set, 0), 0);
+		free(c);
+	});
+}
+
 /* Registering with pointers in a loop, so that a fork often lands while the records' lock is held. */
 static volatile int forking;
 
@@ -473,6 +490,7 @@ int main(void)
 		cmocka_unit_test(unseen_close_is_silent),
 		cmocka_unit_test(oneshot_delivered_through_a_dup_is_silent),
 		cmocka_unit_test(unseen_close_at_the_descriptor_limit_is_silent),
+		cmocka_unit_test(set_closed_unseen_is_silent),
 		cmocka_unit_test(fork_while_registering_does_not_hang),
 	};
 
