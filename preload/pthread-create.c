@@ -63,8 +63,10 @@ static void *prepared_start(void *p)
 		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size,
 					 s.detached);
 	ret = s.routine(s.arg);
-	if (odebug_load(&odebug_held_on))
+	if (odebug_load(&odebug_held_on)) {
 		odebug_held_thread_end();
+		odebug_held_sigstack_thread_end();
+	}
 	/* Not a tail call: the routine's frames keep a caller to unwind to. */
 	__asm__ volatile("" ::: "memory");
 	return ret;
@@ -78,6 +80,8 @@ static int prepared_c11_start(void *p)
 	free(p);
 	odebug_thread_begin(false);
 	ret = s.c11_routine(s.arg);
+	if (odebug_load(&odebug_held_on))
+		odebug_held_sigstack_thread_end();
 	__asm__ volatile("" ::: "memory");
 	return ret;
 }
