@@ -216,12 +216,16 @@ static void fork_child_is_silent(void **state)
 static volatile pid_t wanted_tid;
 static volatile int tid_seen, release_it;
 
+static volatile int by_pthread_exit;
+
 static void *install_keep_and_exit(void *arg)
 {
 	stack_t ss = { .ss_sp = arg, .ss_size = SSLEN };
 
 	assert_int_equal(sigaltstack(&ss, NULL), 0);
 	wanted_tid = (pid_t)syscall(SYS_gettid);
+	if (by_pthread_exit)
+		pthread_exit(NULL);
 	return NULL;
 }
 
@@ -270,6 +274,15 @@ static void thread_id_reused_after_exit_is_silent(void **state)
 	EXPECT_SILENT(free(p));	/* its installer is gone; the id's new thread installed nothing */
 	release_it = 1;
 	pthread_join(t, NULL);
+	release_it = 0;
+}
+
+/* The same for a thread that ends by pthread_exit() instead of a return. */
+static void thread_id_reused_after_pthread_exit_is_silent(void **state)
+{
+	by_pthread_exit = 1;
+	thread_id_reused_after_exit_is_silent(state);
+	by_pthread_exit = 0;
 }
 
 int main(void)
@@ -279,6 +292,7 @@ int main(void)
 		cmocka_unit_test(other_threads_stack_freed_is_reported),
 		cmocka_unit_test(released_first_is_silent),
 		cmocka_unit_test(thread_id_reused_after_exit_is_silent),
+		cmocka_unit_test(thread_id_reused_after_pthread_exit_is_silent),
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 	};
