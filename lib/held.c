@@ -342,30 +342,48 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
 
+static bool hold_is_live(const struct odebug_hold *h);
+static void forget(const struct odebug_hold *c, int family);
+
 /*
  * At dlclose (held-module.c): the first armed timer whose SIGEV_THREAD
  * function lies in [@lo, @hi), its id in *@id; 0 when none.  Every
- * record is looked at (a rare call).
+ * record is looked at (a rare call).  timer_gettime confirms it: a
+ * one-shot timer that expired calls its function no more, and its
+ * record is disarmed.
  */
 uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 {
-	uintptr_t fn = 0;
+	struct odebug_hold c;
 	uint32_t j;
+	bool found;
+	int round;
 
 	if (!odebug_load(&odebug_holds))
 		return 0;
-	odebug_hold_lock();
-	for (j = 1; j <= odebug_holds->used && !fn; j++) {
-		const struct odebug_hold *h = odebug_hold_at(j);
+	for (round = 0; round < 64; round++) {	/* each round disarms one, unless re-armed */
+		found = false;
+		odebug_hold_lock();
+		for (j = 1; j <= odebug_holds->used && !found; j++) {
+			const struct odebug_hold *h = odebug_hold_at(j);
 
-		if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & ARMED) &&
-		    h->fn >= lo && h->fn < hi && h->gen == odebug_hold_gen) {
-			fn = h->fn;
-			*id = h->key;
+			if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & ARMED) &&
+			    h->fn >= lo && h->fn < hi && h->gen == odebug_hold_gen) {
+				c = *h;
+				found = true;
+			}
 		}
+		odebug_hold_unlock();
+		if (!found)
+			return 0;
+		if (hold_is_live(&c)) {
+			*id = c.key;
+			return c.fn;
+		}
+		forget(&c, ODEBUG_HELD_TIMER);
+		settle(c.addr, ODEBUG_HELD_TIMER);
 	}
-	odebug_hold_unlock();
-	return fn;
+	return 0;
 }
 
 /* --- the free check: still held?  the fixup, the report line ---------- */
