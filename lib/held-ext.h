@@ -111,6 +111,7 @@ void odebug_held_stdio_closed(void *stream);
 /* sigaltstack: the real call (preload/sigaltstack.c), and the events. */
 extern int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
 void odebug_held_sigstack_set(const stack_t *ss);
+void odebug_held_sigstack_thread_end(void);
 
 /* Threads (preload/pthread-create.c): begun in the new thread, ended when its routine returns. */
 void odebug_held_thread_begin(uintptr_t routine, void *stack, size_t size, bool detached);

@@ -203,10 +203,40 @@ static void drop_copy(const struct rec *c)
 }
 
 /*
+ * The request @c's record belongs to is over: every record of it goes,
+ * not only @c's word's.  Its other words' answers would be asked of the
+ * request again, and an aiocb freed first may hold anything by then.
+ * The trackers of its other words are made to agree; @c's word's is the
+ * free check's.
+ */
+static void end_req(const struct rec *c)
+{
+	uintptr_t words[BATCH];
+	struct odebug_hold *h, *next;
+	unsigned int n, i;
+
+	do {
+		n = 0;
+		odebug_hold_lock();
+		for (h = odebug_hold_at(*odebug_hold_khead(ODEBUG_HOLD_IO, chain_key(&c->io.r)));
+		     h && n < BATCH; h = next) {
+			next = odebug_hold_at(h->knext);
+			if (h->family == ODEBUG_HOLD_IO && h->gen == c->h.gen &&
+			    same_req(&odebug_hold_io_of(h)->r, &c->io.r))
+				words[n++] = odebug_hold_drop(h);
+		}
+		odebug_hold_unlock();
+		for (i = 0; i < n; i++)
+			if (words[i] != c->h.addr)
+				settle(words[i], c->io.r.family);
+	} while (n == BATCH);
+}
+
+/*
  * At the free check, before "free active" is reported for one of our
  * trackers: each request holding the word is asked; the complete ones'
- * records go.  True when none is in flight: the free check then drops
- * the tracker silently.
+ * records go, each request's all at once.  True when none is in flight:
+ * the free check then drops the tracker silently.
  */
 bool odebug_held_io_released(const struct odebug_snapshot *o)
 {
@@ -224,7 +254,7 @@ bool odebug_held_io_released(const struct odebug_snapshot *o)
 		if (!(o->dead && c[i].io.r.family == ODEBUG_HELD_IO_AIO) && live(&c[i]))
 			inflight++;
 		else
-			drop_copy(&c[i]);
+			end_req(&c[i]);
 	}
 	return !inflight;
 }

@@ -96,3 +96,16 @@ void odebug_held_sigstack_set(const stack_t *ss)
 	else if (odebug_load(&odebug_hold_count[ODEBUG_HELD_SIGSTACK]))
 		odebug_xhold_end(ODEBUG_HELD_SIGSTACK, 0, self);
 }
+
+/*
+ * This thread's start routine returned (preload/pthread-create.c): the
+ * exit that follows drops its signal stack in the kernel.  Its record
+ * goes now, before its thread id can be another thread's (a live thread
+ * of that id would confirm it), and so that threads that never disable
+ * their stack leave no record each.
+ */
+void odebug_held_sigstack_thread_end(void)
+{
+	if (odebug_load(&odebug_hold_count[ODEBUG_HELD_SIGSTACK]) && odebug_held_live())
+		odebug_xhold_end(ODEBUG_HELD_SIGSTACK, 0, odebug_builtin_self_tid());
+}

@@ -23,6 +23,21 @@ static void fork_child(void)
 }
 
 /*
+ * lib/init.c's fork handlers, after every other lock (the records' lock
+ * is taken alone, or under the report lock by a hint): the child never
+ * inherits it held by a thread it does not have.  The guard is set.
+ */
+void odebug_holds_fork_lock(void)
+{
+	odebug_spin_lock(&odebug_holds_lock);
+}
+
+void odebug_holds_fork_unlock(void)
+{
+	odebug_spin_unlock(&odebug_holds_lock);
+}
+
+/*
  * The mapping (held-store.h's odebug_holds_mapped()): reserved for
  * ODEBUG_HOLDS_MAX records, touched as used.  False when it cannot be
  * mapped, and nothing is held.  errno is the caller's still.

@@ -342,30 +342,48 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 		settle(addr, ODEBUG_HELD_TIMER);
 }
 
+static bool hold_is_live(const struct odebug_hold *h);
+static void forget(const struct odebug_hold *c, int family);
+
 /*
  * At dlclose (held-module.c): the first armed timer whose SIGEV_THREAD
  * function lies in [@lo, @hi), its id in *@id; 0 when none.  Every
- * record is looked at (a rare call).
+ * record is looked at (a rare call).  timer_gettime confirms it: a
+ * one-shot timer that expired calls its function no more, and its
+ * record is disarmed.
  */
 uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 {
-	uintptr_t fn = 0;
+	struct odebug_hold c;
 	uint32_t j;
+	bool found;
+	int round;
 
 	if (!odebug_load(&odebug_holds))
 		return 0;
-	odebug_hold_lock();
-	for (j = 1; j <= odebug_holds->used && !fn; j++) {
-		const struct odebug_hold *h = odebug_hold_at(j);
+	for (round = 0; round < 64; round++) {	/* each round disarms one, unless re-armed */
+		found = false;
+		odebug_hold_lock();
+		for (j = 1; j <= odebug_holds->used && !found; j++) {
+			const struct odebug_hold *h = odebug_hold_at(j);
 
-		if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & ARMED) &&
-		    h->fn >= lo && h->fn < hi && h->gen == odebug_hold_gen) {
-			fn = h->fn;
-			*id = h->key;
+			if (h->addr && h->family == ODEBUG_HELD_TIMER && (h->flags & ARMED) &&
+			    h->fn >= lo && h->fn < hi && h->gen == odebug_hold_gen) {
+				c = *h;
+				found = true;
+			}
 		}
+		odebug_hold_unlock();
+		if (!found)
+			return 0;
+		if (hold_is_live(&c)) {
+			*id = c.key;
+			return c.fn;
+		}
+		forget(&c, ODEBUG_HELD_TIMER);
+		settle(c.addr, ODEBUG_HELD_TIMER);
 	}
-	odebug_hold_unlock();
-	return fn;
+	return 0;
 }
 
 /* --- the free check: still held?  the fixup, the report line ---------- */
@@ -411,12 +429,27 @@ static unsigned long number(const char *p, int base, const char **end)
 	return v;
 }
 
-/* One fdinfo line: "tfd: <fd> events: <hex> data: <hex> ...", for @fd and @addr? */
+/*
+ * The kernel's private event bits (fs/eventpoll.c's EP_PRIVATE_BITS): all
+ * a one-shot registration keeps once its event came.  Every armed one has
+ * EPOLLERR and EPOLLHUP besides (added at each ADD and MOD).
+ */
+#define EP_PRIVATE_BITS	(EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE)
+
+/*
+ * One fdinfo line: "tfd: <fd> events: <hex> data: <hex> ...", for @fd
+ * and @addr, and armed?  A one-shot registration whose event came (taken
+ * through any descriptor of the set) is listed with no event left, and
+ * holds nothing.
+ */
 static bool line_matches(const char *line, int fd, uintptr_t addr)
 {
 	const char *p, *dp;
 
 	if (strncmp(line, "tfd:", 4) || number(line + 4, 10, &p) != (unsigned long)fd)
+		return false;
+	dp = strstr(p, " events:");
+	if (dp && !(number(dp + 8, 16, &p) & ~(unsigned long)EP_PRIVATE_BITS))
 		return false;
 	dp = strstr(p, " data:");
 	return dp && number(dp + 6, 16, &p) == addr;
@@ -426,7 +459,12 @@ static bool line_matches(const char *line, int fd, uintptr_t addr)
  * Is @fd registered in epoll set @epfd with data @addr?  The set's
  * /proc/self/fdinfo lists each registration on a line of its own.  Raw
  * system calls and a small stack buffer, lines joined across refills.
- * Unreadable (no /proc): the record is believed.
+ * Not opened: a set descriptor that is closed (a close not seen:
+ * close_range, a signal handler's inside libodebug) holds nothing; for
+ * want of a descriptor or memory (the process at its limit) there is no
+ * answer, and so no report, since the record may be of a registration
+ * gone unseen; otherwise (no /proc) the record is believed.  errno is
+ * the caller's still.
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
@@ -435,14 +473,18 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 	size_t ll = 0;
 	ssize_t r, i;
 	bool found = false;
-	int f;
+	int f, saved = errno;
 
 	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 19);
 	odebug_put_dec(&b, (unsigned long)epfd);
 	path[18 + b.len] = '\0';
 	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return true;
+	if (f < 0) {
+		found = errno != EMFILE && errno != ENFILE && errno != ENOMEM &&
+			!(syscall(SYS_fcntl, epfd, F_GETFD) < 0 && errno == EBADF);
+		errno = saved;
+		return found;
+	}
 	while (!found && (r = syscall(SYS_read, f, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < r && !found; i++) {
 			if (buf[i] != '\n') {
@@ -456,6 +498,7 @@ static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 		}
 	}
 	syscall(SYS_close, f);
+	errno = saved;
 	return found;
 }
 

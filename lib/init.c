@@ -82,7 +82,7 @@ static void start_lock_drop(void)
 	odebug_spin_unlock(&start_lock);
 }
 
-/* Lock order: start, report, buckets, pool (in table.c), depot. */
+/* Lock order: start, report, buckets, pool (in table.c), depot, the hold records. */
 static void fork_prepare(void)
 {
 	odebug_guard_enter();
@@ -92,10 +92,12 @@ static void fork_prepare(void)
 		odebug_table_lock_all();
 		odebug_depot_lock();
 	}
+	odebug_holds_fork_lock();
 }
 
 static void fork_parent(void)
 {
+	odebug_holds_fork_unlock();
 	if (started) {
 		odebug_depot_unlock();
 		odebug_table_unlock_all();
@@ -107,6 +109,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	odebug_holds_fork_unlock();
 	if (started) {
 		odebug_depot_unlock();
 		odebug_table_unlock_all();

@@ -104,6 +104,10 @@ void odebug_held_init(void);
 bool odebug_held_released(const struct odebug_snapshot *o);
 bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap);
 
+/* "held-store.c": the records' lock across fork() (init.c's handlers) */
+void odebug_holds_fork_lock(void);
+void odebug_holds_fork_unlock(void);
+
 /* "fmt.c": formatting into a fixed buffer, flushed with write(2) */
 struct odebug_buf {
 	int fd;			/* flushed to when full; -1: truncate instead */

@@ -52,6 +52,20 @@ struct start {
 	bool detached;		/* created detached */
 };
 
+/*
+ * The start routine ended: it returned, or the thread left it by
+ * pthread_exit() or a cancellation (a cleanup handler, so those end the
+ * thread's records too).
+ */
+static void routine_ended(void *unused)
+{
+	(void)unused;
+	if (odebug_load(&odebug_held_on)) {
+		odebug_held_thread_end();
+		odebug_held_sigstack_thread_end();
+	}
+}
+
 static void *prepared_start(void *p)
 {
 	struct start s = *(struct start *)p;
@@ -62,9 +76,9 @@ static void *prepared_start(void *p)
 	if (odebug_load(&odebug_held_on))
 		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size,
 					 s.detached);
+	pthread_cleanup_push(routine_ended, NULL);
 	ret = s.routine(s.arg);
-	if (odebug_load(&odebug_held_on))
-		odebug_held_thread_end();
+	pthread_cleanup_pop(1);
 	/* Not a tail call: the routine's frames keep a caller to unwind to. */
 	__asm__ volatile("" ::: "memory");
 	return ret;
@@ -77,7 +91,9 @@ static int prepared_c11_start(void *p)
 
 	free(p);
 	odebug_thread_begin(false);
+	pthread_cleanup_push(routine_ended, NULL);
 	ret = s.c11_routine(s.arg);
+	pthread_cleanup_pop(1);
 	__asm__ volatile("" ::: "memory");
 	return ret;
 }

@@ -30,15 +30,28 @@
 #define ODEBUG_TIMER_OLD 1	/* the int-id ABI at GLIBC_2.2.5 */
 #endif
 
-/* The sigevents that hand sival_ptr back (SIGEV_NONE and a NULL sigevent do not). */
+/*
+ * The sigevents that hand sival_ptr back (SIGEV_NONE and a NULL sigevent
+ * do not).  A timer that holds nothing still ends the record of its id:
+ * that one is of a deleted timer whose timer_delete went by unseen (a
+ * signal handler's, while its thread was inside libodebug), and glibc
+ * gives a new timer a deleted one's id.
+ */
 static void created(uint64_t id, int ver, const struct sigevent *evp)
 {
 	int saved;
 
 	if (!evp || (evp->sigev_notify != SIGEV_SIGNAL && evp->sigev_notify != SIGEV_THREAD &&
 		     evp->sigev_notify != SIGEV_THREAD_ID) ||
-	    !odebug_held_pointer((uintptr_t)evp->sigev_value.sival_ptr) ||
-	    !odebug_held_active())	/* the first hold starts libodebug */
+	    !odebug_held_pointer((uintptr_t)evp->sigev_value.sival_ptr)) {
+		if (odebug_held_live()) {
+			saved = errno;
+			odebug_held_timer_delete(id, ver);
+			errno = saved;
+		}
+		return;
+	}
+	if (!odebug_held_active())	/* the first hold starts libodebug */
 		return;
 	saved = errno;
 	odebug_held_timer_create(id, ver, (uintptr_t)evp->sigev_value.sival_ptr,

@@ -6,8 +6,10 @@
  * so the freed pointer is never delivered; every correct order is silent.
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 
@@ -339,6 +341,138 @@ static void unseen_close_is_silent(void **state)
 	close(other);
 }
 
+/*
+ * A one-shot registration's event taken through a dup() of the set's
+ * descriptor: the kernel disabled it all the same, so it holds nothing.
+ */
+static void oneshot_delivered_through_a_dup_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct epoll_event out[4];
+	int ep2 = dup(ep);
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(ep, EPOLL_CTL_ADD, efd, EPOLLIN | EPOLLONESHOT, c);
+		assert_int_equal(poke_and_wait(ep2, efd, out, 4), 1);
+		free(c);	/* disabled in the kernel until a MOD */
+	});
+	epoll_ctl(ep, EPOLL_CTL_DEL, efd, NULL);
+	close(ep2);
+}
+
+/*
+ * The same with every descriptor in use when the free comes (a server at
+ * its limit): the set's fdinfo cannot be opened, and an unknown answer
+ * is no report.
+ */
+static void unseen_close_at_the_descriptor_limit_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int fd = eventfd(0, 0), other = eventfd(0, 0), fill[256], n = 0;
+	struct rlimit old, lim;
+	struct stats_delta d;
+
+	(void)state;
+	reg(ep, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+	dup2(other, fd);	/* the kernel's registration goes, unseen */
+	getrlimit(RLIMIT_NOFILE, &old);
+	lim = old;
+	lim.rlim_cur = (rlim_t)(other > fd ? other : fd) + 64;
+	setrlimit(RLIMIT_NOFILE, &lim);
+	while (n < 256 && (fill[n] = dup(0)) >= 0)
+		n++;
+	assert_true(n < 256);
+	stats_mark();	/* no capture: it would need a descriptor */
+	free(c);
+	d = stats_delta();
+	while (n > 0)
+		close(fill[--n]);
+	setrlimit(RLIMIT_NOFILE, &old);
+	close(fd);
+	close(other);
+	assert_int_equal(d.warnings, 0);
+}
+
+/*
+ * An epoll set closed by a call not interposed (close_range): its
+ * registrations are gone with it, and /proc has no fdinfo for it.
+ */
+static void set_closed_unseen_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int set = epoll_create1(0);
+
+	(void)state;
+	EXPECT_SILENT({
+		reg(set, EPOLL_CTL_ADD, efd, EPOLLIN, c);
+		assert_int_equal(close_range((unsigned int)set, (unsigned int)set, 0), 0);
+		free(c);
+	});
+}
+
+/* Registering with pointers in a loop, so that a fork often lands while the records' lock is held. */
+static volatile int forking;
+
+static void *register_loop(void *arg)
+{
+	int set = epoll_create1(0), fd = eventfd(0, 0);
+	struct conn *c = malloc(sizeof(*c));
+
+	(void)arg;
+	while (__atomic_load_n(&forking, __ATOMIC_RELAXED)) {
+		reg(set, EPOLL_CTL_ADD, fd, EPOLLIN, c);
+		epoll_ctl(set, EPOLL_CTL_DEL, fd, NULL);
+	}
+	free(c);
+	close(fd);
+	close(set);
+	return NULL;
+}
+
+/*
+ * fork() while other threads register: each child closes a registered
+ * descriptor (async-signal-safe, as a child of a threaded process may)
+ * and exits; none may wait for a lock another thread held at the fork.
+ */
+static void fork_while_registering_does_not_hang(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	int fd = eventfd(0, 0), hung = 0;
+	pthread_t t[2];
+
+	(void)state;
+	assert_int_equal(reg(ep, EPOLL_CTL_ADD, fd, EPOLLIN, c), 0);
+	forking = 1;
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, register_loop, NULL);
+	for (int round = 0; round < 100 && !hung; round++) {
+		pid_t pid = fork();
+		int status = 0;
+
+		if (pid == 0) {
+			close(fd);
+			_exit(0);
+		}
+		for (int ms = 0; ms < 5000; ms++) {
+			if (waitpid(pid, &status, WNOHANG) == pid)
+				break;
+			if (ms == 4999) {
+				hung = 1;
+				kill(pid, SIGKILL);
+				waitpid(pid, &status, 0);
+			}
+			usleep(1000);
+		}
+	}
+	forking = 0;
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(hung, 0);
+	close(fd);
+	free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +488,10 @@ int main(void)
 		cmocka_unit_test(concurrent_epoll_ctl_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(unseen_close_is_silent),
+		cmocka_unit_test(oneshot_delivered_through_a_dup_is_silent),
+		cmocka_unit_test(unseen_close_at_the_descriptor_limit_is_silent),
+		cmocka_unit_test(set_closed_unseen_is_silent),
+		cmocka_unit_test(fork_while_registering_does_not_hang),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

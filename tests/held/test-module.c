@@ -192,6 +192,28 @@ static void released_first_unloads_silently(void **state)
 	assert_false(loaded());
 }
 
+/* A SIGEV_THREAD timer of the module that expired (one-shot) calls nothing more: unloads. */
+static void expired_timer_unloads_silently(void **state)
+{
+	struct itimerspec soon = { .it_value = { 0, 1000000 } }, now;
+	void *h = load();
+	timer_t t;
+
+	(void)state;
+	assert_int_equal(((int (*)(timer_t *, void *))sym(h, "mod_timer"))(&t, &t), 0);
+	assert_int_equal(timer_settime(t, 0, &soon, NULL), 0);
+	for (int i = 0; i < 1000; i++) {
+		assert_int_equal(timer_gettime(t, &now), 0);
+		if (!now.it_value.tv_sec && !now.it_value.tv_nsec)
+			break;
+		usleep(1000);
+	}
+	usleep(20000);	/* its function has run and returned */
+	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
+	assert_false(loaded());
+	timer_delete(t);
+}
+
 /* The same module loaded, used and released again and again. */
 static void reloaded_is_silent(void **state)
 {
@@ -243,6 +265,7 @@ int main(void)
 		cmocka_unit_test(key_destructor_is_reported),
 		cmocka_unit_test(signal_handler_is_reported),
 		cmocka_unit_test(timer_function_is_reported),
+		cmocka_unit_test(expired_timer_unloads_silently),
 		cmocka_unit_test(running_thread_is_reported),
 		cmocka_unit_test(opened_twice_reports_at_last_close),
 		cmocka_unit_test(nodelete_is_silent),	/* last: the module stays */

@@ -207,12 +207,92 @@ static void fork_child_is_silent(void **state)
 	});
 }
 
+/*
+ * A thread that installed a signal stack and returned from its start
+ * routine holds it no more (the kernel drops it at the thread's exit),
+ * even once its thread id is another thread's: a long-running process
+ * reuses ids.  Needs a pid_max small enough to wrap in a test.
+ */
+static volatile pid_t wanted_tid;
+static volatile int tid_seen, release_it;
+
+static volatile int by_pthread_exit;
+
+static void *install_keep_and_exit(void *arg)
+{
+	stack_t ss = { .ss_sp = arg, .ss_size = SSLEN };
+
+	assert_int_equal(sigaltstack(&ss, NULL), 0);
+	wanted_tid = (pid_t)syscall(SYS_gettid);
+	if (by_pthread_exit)
+		pthread_exit(NULL);
+	return NULL;
+}
+
+static void *report_tid(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&tid_seen, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	if ((pid_t)syscall(SYS_gettid) == wanted_tid)
+		while (!__atomic_load_n(&release_it, __ATOMIC_ACQUIRE))
+			usleep(1000);
+	return NULL;
+}
+
+static void thread_id_reused_after_exit_is_silent(void **state)
+{
+	void *p = malloc(SSLEN);
+	pthread_t t;
+	long pid_max = 0;
+	FILE *f = fopen("/proc/sys/kernel/pid_max", "r");
+
+	(void)state;
+	if (f) {
+		if (fscanf(f, "%ld", &pid_max) != 1)
+			pid_max = 0;
+		fclose(f);
+	}
+	if (!pid_max || pid_max > 40000) {
+		free(p);
+		skip();
+	}
+	pthread_create(&t, NULL, install_keep_and_exit, p);
+	pthread_join(t, NULL);
+	for (long i = 0; i < 4 * pid_max; i++) {
+		__atomic_store_n(&tid_seen, 0, __ATOMIC_RELAXED);
+		pthread_create(&t, NULL, report_tid, NULL);
+		while (!__atomic_load_n(&tid_seen, __ATOMIC_ACQUIRE))
+			sched_yield();
+		if (tid_seen == wanted_tid)
+			break;
+		pthread_join(t, NULL);
+	}
+	if (tid_seen != wanted_tid) {
+		free(p);
+		skip();
+	}
+	EXPECT_SILENT(free(p));	/* its installer is gone; the id's new thread installed nothing */
+	release_it = 1;
+	pthread_join(t, NULL);
+	release_it = 0;
+}
+
+/* The same for a thread that ends by pthread_exit() instead of a return. */
+static void thread_id_reused_after_pthread_exit_is_silent(void **state)
+{
+	by_pthread_exit = 1;
+	thread_id_reused_after_exit_is_silent(state);
+	by_pthread_exit = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(own_stack_freed_is_reported_and_disabled),
 		cmocka_unit_test(other_threads_stack_freed_is_reported),
 		cmocka_unit_test(released_first_is_silent),
+		cmocka_unit_test(thread_id_reused_after_exit_is_silent),
+		cmocka_unit_test(thread_id_reused_after_pthread_exit_is_silent),
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 	};

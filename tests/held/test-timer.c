@@ -287,6 +287,59 @@ static void signal_handler_in_bookkeeping_does_not_hang(void **state)
 	free(a), free(b), free(c);
 }
 
+/*
+ * A signal handler deletes its timer while its thread is inside
+ * libodebug (the re-entry guard set; here in a descriptor's
+ * is_static_object, which runs under a bucket lock): the deletion passes
+ * straight through, unseen.  glibc gives the next SIGEV_THREAD timer the
+ * same id; made without a pointer and armed, it holds nothing of ours.
+ */
+static timer_t doomed;
+
+static void delete_in_handler(int sig)
+{
+	(void)sig;
+	timer_delete(doomed);
+}
+
+static bool raise_inside(void *addr)
+{
+	(void)addr;
+	raise(SIGUSR2);
+	return true;
+}
+
+static const struct debug_obj_descr raising_descr = {
+	.name = "raising",
+	.is_static_object = raise_inside,
+};
+
+static void deleted_unseen_then_id_reused_is_silent(void **state)
+{
+	struct conn *c = malloc(sizeof(*c));
+	struct sigaction sa = { .sa_handler = delete_in_handler }, old;
+	struct sigevent se = { .sigev_notify = SIGEV_THREAD, .sigev_notify_function = on_expiry };
+	static long obj;
+	timer_t t;
+
+	(void)state;
+	doomed = make(SIGEV_THREAD, c);
+	arm_ms(doomed, 100000);
+	sigaction(SIGUSR2, &sa, &old);
+	debug_object_assert_init(&obj, &raising_descr);	/* the handler runs in there */
+	sigaction(SIGUSR2, &old, NULL);
+	debug_object_free(&obj, &raising_descr);
+	assert_int_equal(timer_create(CLOCK_MONOTONIC, &se, &t), 0);
+	if (t != doomed) {
+		timer_delete(t);
+		free(c);
+		skip();
+	}
+	arm_ms(t, 100000);
+	EXPECT_SILENT(free(c));
+	timer_delete(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -297,6 +350,7 @@ int main(void)
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(signal_handler_in_bookkeeping_does_not_hang),
+		cmocka_unit_test(deleted_unseen_then_id_reused_is_silent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
