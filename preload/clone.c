@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "interpose.h"
 
 typedef int clone_fn(int (*fn)(void *), void *stack, int flags, void *arg, ...);
 typedef long syscall_fn(long nr, ...);
@@ -187,29 +188,44 @@ static dlmopen_fn *resolve_dlmopen(dlmopen_fn **slot, const char *version)
 	return next;
 }
 
-static void *forward_dlmopen(dlmopen_fn **slot, const char *version, Lmid_t ns,
-			     const char *file, int mode)
+struct dlmopen_call {
+	dlmopen_fn *next;
+	Lmid_t ns;
+};
+
+static void *open_in(const char *file, int mode, void *ctx)
 {
-	dlmopen_fn *next = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	struct dlmopen_call *c = ctx;
+
+	return c->next(c->ns, file, mode);
+}
+
+/* The open searched as the caller at @ra would have it (dlcaller.c). */
+static void *forward_dlmopen(dlmopen_fn **slot, const char *version, Lmid_t ns,
+			     const char *file, int mode, const void *ra)
+{
+	struct dlmopen_call c = { __atomic_load_n(slot, __ATOMIC_RELAXED), ns };
 
 	if (ns != LM_ID_BASE)
 		another_thread();
-	if (!next)
-		next = resolve_dlmopen(slot, version);
-	return next ? next(ns, file, mode) : NULL;
+	if (!c.next)
+		c.next = resolve_dlmopen(slot, version);
+	return c.next ? odebug_dlopen_as_caller(open_in, &c, file, mode, ra) : NULL;
 }
 
 void *odebug_i_dlmopen_234(Lmid_t ns, const char *file, int mode) ODEBUG_EXPORT;
 void *odebug_i_dlmopen_234(Lmid_t ns, const char *file, int mode)
 {
-	return forward_dlmopen(&next_dlmopen_234, "GLIBC_2.34", ns, file, mode);
+	return forward_dlmopen(&next_dlmopen_234, "GLIBC_2.34", ns, file, mode,
+			       __builtin_return_address(0));
 }
 __asm__(".symver odebug_i_dlmopen_234,dlmopen@@GLIBC_2.34");
 
 void *odebug_i_dlmopen_base(Lmid_t ns, const char *file, int mode) ODEBUG_EXPORT;
 void *odebug_i_dlmopen_base(Lmid_t ns, const char *file, int mode)
 {
-	return forward_dlmopen(&next_dlmopen_base, "GLIBC_2.3.4", ns, file, mode);
+	return forward_dlmopen(&next_dlmopen_base, "GLIBC_2.3.4", ns, file, mode,
+			       __builtin_return_address(0));
 }
 __asm__(".symver odebug_i_dlmopen_base,dlmopen@GLIBC_2.3.4");
 

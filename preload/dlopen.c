@@ -23,7 +23,7 @@
 
 #include "held-ext.h"
 #include "internal.h"
-#include "next.h"
+#include "interpose.h"
 
 static void *lazy_234(const char *file, int mode);
 static void *lazy_base(const char *file, int mode);
@@ -43,10 +43,20 @@ static void *lazy_base(const char *file, int mode)
 	return next_base ? next_base(file, mode) : NULL;
 }
 
-/* Decided on: the handle counted (lib/held-opens.c), the annotation modules scanned. */
-static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, int mode)
+static void *open_next(const char *file, int mode, void *next)
 {
-	void *handle = next(file, mode);
+	return ((void *(*)(const char *, int))next)(file, mode);
+}
+
+/*
+ * Decided on: the open searched as the caller at @ra would have it
+ * (dlcaller.c: glibc would take libodebug for the caller), the handle
+ * counted (lib/held-opens.c), the annotation modules scanned.
+ */
+static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, int mode,
+			    const void *ra)
+{
+	void *handle = odebug_dlopen_as_caller(open_next, (void *)next, file, mode, ra);
 	int saved = errno;
 
 	if (handle && !odebug_guard) {
@@ -57,12 +67,13 @@ static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, 
 	return handle;
 }
 
+/* Unset: a tail call, so glibc sees the program's return address as the caller's. */
 void *odebug_dlopen_234(const char *file, int mode) ODEBUG_EXPORT;
 void *odebug_dlopen_234(const char *file, int mode)
 {
 	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON))
 		return next_234(file, mode);
-	return scanned_dlopen(next_234, file, mode);
+	return scanned_dlopen(next_234, file, mode, __builtin_return_address(0));
 }
 __asm__(".symver odebug_dlopen_234,dlopen@@GLIBC_2.34");
 
@@ -71,6 +82,6 @@ void *odebug_dlopen_base(const char *file, int mode)
 {
 	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON))
 		return next_base(file, mode);
-	return scanned_dlopen(next_base, file, mode);
+	return scanned_dlopen(next_base, file, mode, __builtin_return_address(0));
 }
 __asm__(".symver odebug_dlopen_base,dlopen@" ODEBUG_V_BASE);

@@ -89,4 +89,13 @@ void odebug_next_resolve(const struct odebug_next_entry *e);
 		return next(c);							\
 	}
 
+/*
+ * "dlcaller.c": a dlopen()/dlmopen() searched as the code at return
+ * address @ra would have it (its DT_RUNPATH, its $ORIGIN), made by @open
+ * (the next definition, with @ctx: dlmopen's namespace).
+ */
+typedef void *odebug_open_fn(const char *file, int mode, void *ctx);
+void *odebug_dlopen_as_caller(odebug_open_fn *open, void *ctx, const char *file, int mode,
+			      const void *ra);
+
 #endif /* ODEBUG_INTERPOSE_H */
