@@ -31,12 +31,33 @@ struct cqe16 {
 	uint32_t flags;
 };
 
+/*
+ * The ring's words are read through odebug_read_mem() first: a ring the
+ * program unmapped without io_uring_queue_exit (or while it was inside
+ * libodebug, where the call goes unseen) is gone, and what its request
+ * became cannot be known (done, as anything uncertain).  A ring still
+ * mapped whole is then read in place.
+ */
+static bool ring_mapped(const struct odebug_held_io_req *r)
+{
+	size_t last = ((size_t)r->cq_mask << (4 + r->cqe_shift)) + sizeof(struct cqe16) - 1;
+	unsigned int word;
+	char byte;
+
+	return odebug_read_mem(&word, r->sq_flags, sizeof(word)) == sizeof(word) &&
+	       odebug_read_mem(&word, r->cq_tail, sizeof(word)) == sizeof(word) &&
+	       odebug_read_mem(&byte, r->cqes, 1) == 1 &&
+	       odebug_read_mem(&byte, (const char *)r->cqes + last, 1) == 1;
+}
+
 /* In flight: no CQE of its user_data posted since its submit.  No lock held. */
 bool odebug_held_uring_live(const struct odebug_held_io_req *r)
 {
 	unsigned int tail, i;
 	const char *cqes = r->cqes;
 
+	if (!ring_mapped(r))
+		return false;
 	if (__atomic_load_n(r->sq_flags, __ATOMIC_ACQUIRE) & IORING_SQ_CQ_OVERFLOW_)
 		return false;
 	tail = __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE);

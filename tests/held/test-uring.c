@@ -4,12 +4,15 @@
  * while a request submitted through liburing still has it (no completion
  * posted) is "free active" of type io_uring, named at the free.  A
  * request completed first (consumed or not), memory held again after a
- * correct release, and a fork child's free are silent.
+ * correct release, and a fork child's free are silent, as is (no crash)
+ * the free of a buffer whose ring was unmapped without
+ * io_uring_queue_exit.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -146,6 +149,34 @@ static void fork_child_is_silent(void **state)
 	close(p[1]);
 }
 
+/*
+ * A ring unmapped by hand, without io_uring_queue_exit: what the request
+ * became cannot be read any more, so its buffer's free is silent (a
+ * missed report, never a crash in free()).
+ */
+static void ring_unmapped_unseen_is_silent(void **state)
+{
+	char *buf = malloc(64);
+	struct io_uring r;
+	struct io_uring_sqe *sqe;
+	int p[2];
+
+	(void)state;
+	assert_int_equal(io_uring_queue_init(4, &r, 0), 0);
+	assert_int_equal(pipe(p), 0);
+	sqe = io_uring_get_sqe(&r);
+	io_uring_prep_read(sqe, p[0], buf, 64, 0);
+	assert_int_equal(io_uring_submit(&r), 1);
+	assert_int_equal(munmap(r.sq.sqes, r.sq.ring_entries * sizeof(struct io_uring_sqe)), 0);
+	if (r.cq.ring_ptr != r.sq.ring_ptr)
+		assert_int_equal(munmap(r.cq.ring_ptr, r.cq.ring_sz), 0);
+	assert_int_equal(munmap(r.sq.ring_ptr, r.sq.ring_sz), 0);
+	EXPECT_SILENT(free(buf));
+	close(r.ring_fd);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +184,7 @@ int main(void)
 		cmocka_unit_test(pending_readv_buffer_is_reported),
 		cmocka_unit_test(completed_then_freed_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(ring_unmapped_unseen_is_silent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
