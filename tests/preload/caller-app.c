@@ -7,8 +7,12 @@
  *   - the program's bare name, by the program's DT_RUNPATH ($ORIGIN/caller);
  *   - the program's $ORIGIN/libcaller-loader.so;
  *   - the loader's bare name, by the loader's own DT_RUNPATH;
+ * the bare name once loaded is matched by an RTLD_NOLOAD open (glibc
+ * gave the object that name); libcaller-bad.so, not an ELF object in the
+ * first DT_RUNPATH directory (caller/bad), fails though the second has
+ * a plugin by that name (glibc's search ends at a file it cannot load);
  * and a name that exists nowhere fails with dlerror() set, as plain.
- * Exit 0 when all four behave; 1 and a line on stderr otherwise.
+ * Exit 0 when all behave; 1 and a line on stderr otherwise.
  */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -35,7 +39,17 @@ int main(void)
 	void *loader;
 	int bad = 0;
 
-	bad |= check("the program's bare name", dlopen("libcaller-plugin.so", RTLD_NOW));
+	void *plugin = dlopen("libcaller-plugin.so", RTLD_NOW);
+
+	bad |= check("the program's bare name", plugin);
+	if (plugin && dlopen("libcaller-plugin.so", RTLD_NOW | RTLD_NOLOAD) != plugin) {
+		fprintf(stderr, "caller-app: RTLD_NOLOAD of the name loaded: not its handle\n");
+		bad = 1;
+	}
+	if (dlopen("libcaller-bad.so", RTLD_NOW) || !dlerror()) {
+		fprintf(stderr, "caller-app: the search went on past a file that is no ELF object\n");
+		bad = 1;
+	}
 	loader = dlopen("$ORIGIN/libcaller-loader.so", RTLD_NOW);
 	if (!loader) {
 		fprintf(stderr, "caller-app: $ORIGIN/libcaller-loader.so: %s\n", dlerror());
