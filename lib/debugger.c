@@ -35,7 +35,7 @@ debug_objects_report_hook(const char *op, const void *addr, const char *type)
 static void put_origin(struct odebug_buf *b, uint32_t id, const char *title,
 		       bool named)
 {
-	static struct odebug_frame fs[ODEBUG_MAX_FRAMES];	/* under the report lock */
+	static ODEBUG_LARGE struct odebug_frame fs[ODEBUG_MAX_FRAMES];	/* under the report lock */
 	const uintptr_t *pcs;
 	int i, nf, n = odebug_depot_get(id, &pcs);
 

@@ -8,7 +8,9 @@
  * so every descriptor used to make a tracker is registered, once; a slot,
  * once taken, names the same descriptor address for the life of the
  * process.  Past 4096 descriptors, objects of new ones are not tracked
- * (one line says so).
+ * (one line says so).  The table is 256 KiB of zero pages; a key's first
+ * 64 probes stay in its first page, so that a program with a few
+ * descriptors makes one page of it resident.
  *
  * The registry also answers for descriptors whose module is gone.  When the module that
  * defined the descriptor is dlclose'd, that address is unmapped or, later,
@@ -39,11 +41,12 @@
 
 #define SLOTS		ODEBUG_DESCR_SLOTS	/* distinct descriptors kept */
 #define NAME_COPY	48
+#define PROBES		(SLOTS + 4096 / sizeof(struct odebug_descr_entry))
 
 /* An entry (internal.h): the key, the name pointer, the name's first 47 bytes. */
 _Static_assert(sizeof(((struct odebug_descr_entry *)0)->copy) == NAME_COPY, "one layout");
 
-struct odebug_descr_entry odebug_descr_entries[SLOTS];
+ODEBUG_LARGE struct odebug_descr_entry odebug_descr_entries[SLOTS] __attribute__((aligned(4096)));
 static odebug_spinlock_t insert_lock;
 static bool full_said;
 ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
@@ -51,17 +54,26 @@ ODEBUG_TLS int odebug_descr_last_slot;
 ODEBUG_TLS unsigned int odebug_descr_last_epoch;
 unsigned int odebug_descr_epoch;	/* bumped by every dlclose (odebug_descr_forget) */
 
-static size_t slot_of(const struct debug_obj_descr *d)
+static size_t hash_of(const struct debug_obj_descr *d)
 {
 	return (size_t)(((uintptr_t)d >> 3) * 0x9E3779B97F4A7C15ull >> 52) & (SLOTS - 1);
 }
 
+/* The @i-th slot probed for @d: the first page's 64 first (types.h). */
+static size_t slot_of(size_t h, size_t i)
+{
+	return odebug_probe(h, i, 4096 / sizeof(struct odebug_descr_entry), SLOTS);
+}
+
 static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 {
-	size_t i, s = slot_of(d);
+	size_t i, s, h = hash_of(d);
 
-	for (i = 0; i < SLOTS; i++, s = (s + 1) & (SLOTS - 1)) {
-		const struct debug_obj_descr *k = __atomic_load_n(&odebug_descr_entries[s].descr, __ATOMIC_ACQUIRE);
+	for (i = 0; i < PROBES; i++) {
+		const struct debug_obj_descr *k;
+
+		s = slot_of(h, i);
+		k = __atomic_load_n(&odebug_descr_entries[s].descr, __ATOMIC_ACQUIRE);
 
 		if (k == d)
 			return &odebug_descr_entries[s];
@@ -79,7 +91,7 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 {
 	unsigned int epoch = __atomic_load_n(&odebug_descr_epoch, __ATOMIC_RELAXED);
 	struct odebug_descr_entry *e;
-	size_t i, s;
+	size_t i, s, h = hash_of(d);
 
 	e = find(d);
 	if (e && e->name == d->name && !strncmp(e->copy, d->name, NAME_COPY - 1))
@@ -87,8 +99,8 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 	odebug_guard_enter();
 	odebug_spin_lock(&insert_lock);
 	e = find(d);
-	for (i = 0, s = slot_of(d); !e && i < SLOTS; i++, s = (s + 1) & (SLOTS - 1))
-		if (!odebug_descr_entries[s].descr)
+	for (i = 0; !e && i < PROBES; i++)
+		if (!odebug_descr_entries[s = slot_of(h, i)].descr)
 			e = &odebug_descr_entries[s];
 	if (e) {
 		/* A new descriptor, or another module's at the same address. */

@@ -43,11 +43,12 @@ struct group {
 	char type[GROUP_NAME_LEN];
 };
 
-static struct group groups[ODEBUG_GROUPS];
+static ODEBUG_LARGE struct group groups[ODEBUG_GROUPS];
 /* Per process: a forked child starts with none. */
 static unsigned long total, distinct, overflow, printed, suppressed;
 /* The printed groups, in the order they were printed (under the report lock). */
-static unsigned int shown[ODEBUG_GROUPS], nshown;
+static ODEBUG_LARGE unsigned int shown[ODEBUG_GROUPS];
+static unsigned int nshown;
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -181,7 +182,7 @@ void odebug_group_stats(struct debug_objects_stats *s)
 
 /* --- the summary at exit --------------------------------------------- */
 
-static char text[64 * 1024];
+static ODEBUG_LARGE char text[64 * 1024];
 
 static void put_num(struct odebug_buf *b, const char *before, unsigned long v,
 		    const char *after)

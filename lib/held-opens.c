@@ -17,7 +17,8 @@
  * counted zero times is never checked (prefer a missed report to a
  * false one).
  *
- * A fixed table (1024 handles, open addressing by handle), one spinlock
+ * A fixed table (1024 handles, open addressing by handle; the first
+ * probes in its first page), one spinlock
  * with the re-entry guard set; no loader call under it.  Beyond the
  * table, a handle is not counted and so not checked.
  */
@@ -28,13 +29,14 @@
 
 #define OPENS		1024u	/* a power of two */
 #define NODELETE	(1ul << 63)	/* in count: never unloads */
+#define FIRST		(4096 / sizeof(struct opens))	/* probed first: one page */
 
 struct opens {
 	uintptr_t handle;	/* 0: free; 1: a deleted entry (probes go on) */
 	unsigned long count;
 };
 
-static struct opens opens[OPENS];
+static ODEBUG_LARGE struct opens opens[OPENS] __attribute__((aligned(4096)));
 static odebug_spinlock_t lock;
 
 static void olock(void)
@@ -52,11 +54,11 @@ static void ounlock(void)
 /* The entry of @handle, or with @add the free slot it goes in; NULL.  Locked. */
 static struct opens *slot(uintptr_t handle, bool add)
 {
-	uint32_t i = (uint32_t)((handle * 0x9e3779b97f4a7c15ull) >> 54) & (OPENS - 1);
+	size_t h = (size_t)((handle * 0x9e3779b97f4a7c15ull) >> 54) & (OPENS - 1), i, n;
 	struct opens *spare = NULL;
-	uint32_t n;
 
-	for (n = 0; n < OPENS; n++, i = (i + 1) & (OPENS - 1)) {
+	for (n = 0; n < OPENS + FIRST; n++) {
+		i = odebug_probe(h, n, FIRST, OPENS);
 		if (opens[i].handle == handle)
 			return &opens[i];
 		if (opens[i].handle <= 1 && !spare)

@@ -40,7 +40,7 @@
 
 int odebug_held_on;
 unsigned long odebug_held_oneshots;
-uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
+ODEBUG_LARGE uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
 const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
 #define ARMED		ODEBUG_HOLD_ARMED
@@ -62,7 +62,7 @@ static void unmark_fd(int fd)
 }
 
 /* Epoll sets with a registration recorded (below ODEBUG_HELD_FDS; above, every close looks). */
-static uint64_t setbits[ODEBUG_HELD_FDS / 64];
+static ODEBUG_LARGE uint64_t setbits[ODEBUG_HELD_FDS / 64];
 
 static bool is_set(int fd)
 {

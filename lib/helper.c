@@ -110,7 +110,7 @@ bool odebug_helper_sandboxed(void)
 }
 
 /* The child's stack: it runs only until execve, in a few hundred bytes. */
-static char child_stack[16384] __attribute__((aligned(16)));
+static ODEBUG_LARGE char child_stack[16384] __attribute__((aligned(16)));
 
 struct child_args {
 	const char *path;

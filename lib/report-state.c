@@ -137,7 +137,7 @@ static bool blocked_on(int tid, uintptr_t lo, uintptr_t hi)
  */
 static bool scan_blocked(struct report_state *s, uintptr_t lo, uintptr_t hi)
 {
-	static char dents[4096];
+	static ODEBUG_LARGE char dents[4096];
 	int self = odebug_gettid(), saved = errno;
 	long fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
 			  O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -67,11 +67,11 @@ static bool json;	/* log_format, read once by odebug_report_init() */
 
 /* Under report_mutex: a report's stacks, named, and its text. */
 /* One more than shown: see name_stack(). */
-static struct odebug_frame frames[ODEBUG_MAX_FRAMES + 1];
-static struct odebug_frame init_frames[ODEBUG_MAX_FRAMES + 1], act_frames[ODEBUG_MAX_FRAMES + 1];
+static ODEBUG_LARGE struct odebug_frame frames[ODEBUG_MAX_FRAMES + 1];
+static ODEBUG_LARGE struct odebug_frame init_frames[ODEBUG_MAX_FRAMES + 1], act_frames[ODEBUG_MAX_FRAMES + 1];
 static struct odebug_frame hint_frames[4];
 static struct report_state state;
-static char text[128 * 1024];
+static ODEBUG_LARGE char text[128 * 1024];
 
 /* The states' names, in reports, the summary and debug_object_print(). */
 const char *const odebug_state_names[ODEBUG_STATE_MAX] = {

@@ -229,7 +229,7 @@ static bool syslog_send(const char *msg, size_t len)
 /* Each line its own message; a line longer than one is split, not cut. */
 static bool syslog_lines(const char *text, size_t len)
 {
-	static char msg[4096];
+	static ODEBUG_LARGE char msg[4096];
 	struct odebug_buf b;
 	size_t head;
 

@@ -32,7 +32,7 @@ enum rule_kind { RULE_TYPE, RULE_OP, RULE_FUNC, RULE_KINDS };
 static const char *const prefixes[RULE_KINDS] = { "type:", "op:", "func:" };
 
 /* A rule: the terms it has (bit per kind), each with its pattern. */
-static struct rule {
+static ODEBUG_LARGE struct rule {
 	unsigned int has;
 	char pattern[RULE_KINDS][MAX_PATTERN];
 } rules[MAX_RULES];
@@ -183,7 +183,7 @@ static void add_line(const char *file, unsigned long lineno, char *line, char *e
  */
 void odebug_suppress_init(void)
 {
-	static char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
+	static ODEBUG_LARGE char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
 	const char *path = odebug_opt.suppressions, *why;
 	const char *file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
 	size_t len = 0;

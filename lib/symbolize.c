@@ -53,7 +53,7 @@ struct module {
 };
 
 /* Under the report lock: this report's modules, strings and exchange. */
-static struct module modules[MAX_MODULES];
+static ODEBUG_LARGE struct module modules[MAX_MODULES];
 static int nmodules;
 /*
  * Room for every string a report can name: two per frame (function, file)
@@ -62,10 +62,10 @@ static int nmodules;
  * of room.
  */
 #define MAX_NAMED ((3 * ODEBUG_MAX_FRAMES + 4) + 2 * ODEBUG_MAX_FRAMES)
-static char strings[MAX_NAMED * 2 * (NAME_CAP + 1)];
+static ODEBUG_LARGE char strings[MAX_NAMED * 2 * (NAME_CAP + 1)];
 static size_t strings_len;
-static char io[128 * 1024];		/* requests, then answers */
-static char maps_buf[4096], line[PATH_CAP + 128];
+static ODEBUG_LARGE char io[128 * 1024];		/* requests, then answers */
+static ODEBUG_LARGE char maps_buf[4096], line[PATH_CAP + 128];
 
 enum kind { SYM_UNTRIED, SYM_LLVM, SYM_ADDR2LINE, SYM_NONE };
 static enum kind kind;
@@ -615,7 +615,7 @@ static void ask_addr2line_module(int mod, const uintptr_t *pcs, int n,
 /* addr2line answers per module; the frames are put back in stack order. */
 static bool ask_addr2line(const uintptr_t *pcs, int n, struct sink *k)
 {
-	static struct odebug_frame tmp[2 * ODEBUG_MAX_FRAMES];
+	static ODEBUG_LARGE struct odebug_frame tmp[2 * ODEBUG_MAX_FRAMES];
 	static int first[ODEBUG_MAX_FRAMES + 1], count[ODEBUG_MAX_FRAMES + 1];
 	struct sink t = { tmp, 0, 2 * ODEBUG_MAX_FRAMES };
 	int mod, i, j;

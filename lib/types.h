@@ -24,6 +24,32 @@
 #define ODEBUG_EXPORT	__attribute__((visibility("default")))
 /* Thread-locals: initial-exec, since a dynamic TLS access may malloc. */
 #define ODEBUG_TLS	__thread __attribute__((tls_model("initial-exec")))
+/*
+ * Static data of a page or more (buffers, tables): kept apart from the
+ * small variables, so that these share a few pages and a process makes
+ * resident only the pages of the big ones it really touches.  x86-64's
+ * large-data section, NOBITS like .bss and placed after it by the
+ * default linker script; elsewhere (and with clang, which may not know
+ * the name) plain .bss.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ODEBUG_LARGE	__attribute__((section(".lbss.odebug")))
+#else
+#define ODEBUG_LARGE
+#endif
+/*
+ * The @i-th slot an open-addressing table of @size slots probes for a key
+ * hashed to @h (both sizes powers of two): the first @first probes stay
+ * in slots [0, @first), a page, so that a program with few keys makes one
+ * page of the table resident; the others go over the whole table from
+ * @h.  Every slot is visited within @first + @size probes.
+ */
+static inline __attribute__((always_inline)) size_t
+odebug_probe(size_t h, size_t i, size_t first, size_t size)
+{
+	return i < first ? (h + i) & (first - 1) : (h + i - first) & (size - 1);
+}
+
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 

@@ -56,7 +56,7 @@
 
 extern const ElfW(Ehdr) __ehdr_start;	/* ours: the class and machine loadable here */
 
-static char found[FOUND_MAX];	/* paths found by a search, each NUL-terminated */
+static ODEBUG_LARGE char found[FOUND_MAX];	/* paths found by a search, each NUL-terminated */
 static size_t found_len;	/* published with release: bytes of found[] in use */
 static odebug_spinlock_t found_lock;	/* for appending */
 
