@@ -62,7 +62,12 @@ def run(lib, mode):
     env.pop('LD_PRELOAD', None)
     if lib:
         env.update(LD_PRELOAD=lib, ODEBUG='1')
-    p = subprocess.run([sys.executable, __file__, mode], env=env, capture_output=True,
+    # Fixed addresses: the kernel maps a file's pages 64 KiB around each
+    # fault, so where ASLR puts each library moves its RSS by +-100 KB.
+    cmd = [sys.executable, __file__, mode]
+    if os.environ.get('ASLR') != '1':
+        cmd = ['setarch', '-R'] + cmd
+    p = subprocess.run(cmd, env=env, capture_output=True,
                        text=True, check=True)
     return p.stdout
 
