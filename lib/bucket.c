@@ -6,7 +6,7 @@
  */
 #include "internal.h"
 
-struct odebug_bucket *odebug_buckets;
+ODEBUG_HOT struct odebug_bucket *odebug_buckets;
 unsigned long odebug_max_chain;
 struct odebug_span odebug_span __attribute__((aligned(64))) = { UINTPTR_MAX, 1 };
 

@@ -45,7 +45,7 @@
 
 #include "builtin.h"
 
-int odebug_builtin_on;
+ODEBUG_HOT int odebug_builtin_on;
 
 /*
  * Trackers made for built-in objects stop at half of pool_max in use: a
@@ -54,8 +54,8 @@ int odebug_builtin_on;
  */
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-unsigned int odebug_mutex_slot;
-unsigned int odebug_rwlock_slot;
+ODEBUG_HOT unsigned int odebug_mutex_slot;
+ODEBUG_HOT unsigned int odebug_rwlock_slot;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 ODEBUG_TLS int odebug_self_tid;
 

@@ -10,7 +10,7 @@
 
 #include "held-store.h"
 
-struct odebug_holds *odebug_holds;
+ODEBUG_HOT struct odebug_holds *odebug_holds;
 odebug_spinlock_t odebug_holds_lock;
 uint16_t odebug_hold_gen;
 unsigned long odebug_hold_version;

@@ -38,10 +38,10 @@
 #include "held-ext.h"
 #include "held-store.h"
 
-int odebug_held_on;
-unsigned long odebug_held_oneshots;
-ODEBUG_LARGE uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
-const struct odebug_held_timer_ops *odebug_held_timer_ops;
+ODEBUG_HOT int odebug_held_on;
+ODEBUG_HOT unsigned long odebug_held_oneshots;
+ODEBUG_LARGE uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64][2];
+ODEBUG_HOT const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
 #define ARMED		ODEBUG_HOLD_ARMED
 #define ONESHOT		ODEBUG_HOLD_ONESHOT
@@ -49,36 +49,36 @@ const struct odebug_held_timer_ops *odebug_held_timer_ops;
 static void mark_fd(int fd)
 {
 	if ((unsigned int)fd < ODEBUG_HELD_FDS &&
-	    !(odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1))
-		__atomic_fetch_or(&odebug_held_fdbits[fd / 64], 1ull << (fd % 64), __ATOMIC_RELAXED);
+	    !(odebug_load(&odebug_held_fdbits[fd / 64][0]) >> (fd % 64) & 1))
+		__atomic_fetch_or(&odebug_held_fdbits[fd / 64][0], 1ull << (fd % 64), __ATOMIC_RELAXED);
 }
 
 static void unmark_fd(int fd)
 {
 	if ((unsigned int)fd < ODEBUG_HELD_FDS &&
-	    (odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1))
-		__atomic_fetch_and(&odebug_held_fdbits[fd / 64], ~(1ull << (fd % 64)),
+	    (odebug_load(&odebug_held_fdbits[fd / 64][0]) >> (fd % 64) & 1))
+		__atomic_fetch_and(&odebug_held_fdbits[fd / 64][0], ~(1ull << (fd % 64)),
 				   __ATOMIC_RELAXED);
 }
 
-/* Epoll sets with a registration recorded (below ODEBUG_HELD_FDS; above, every close looks). */
-static ODEBUG_LARGE uint64_t setbits[ODEBUG_HELD_FDS / 64];
+/* Epoll sets with a registration recorded: odebug_held_fdbits[][1] (above ODEBUG_HELD_FDS, every close looks). */
+#define SETBITS(fd)	odebug_held_fdbits[(fd) / 64][1]
 
 static bool is_set(int fd)
 {
-	return (unsigned int)fd >= ODEBUG_HELD_FDS || (setbits[fd / 64] >> (fd % 64) & 1);
+	return (unsigned int)fd >= ODEBUG_HELD_FDS || (SETBITS(fd) >> (fd % 64) & 1);
 }
 
 static void mark_set(int fd)
 {
-	if ((unsigned int)fd < ODEBUG_HELD_FDS && !(setbits[fd / 64] >> (fd % 64) & 1))
-		setbits[fd / 64] |= 1ull << (fd % 64);
+	if ((unsigned int)fd < ODEBUG_HELD_FDS && !(SETBITS(fd) >> (fd % 64) & 1))
+		SETBITS(fd) |= 1ull << (fd % 64);
 }
 
 static void unmark_set(int fd)
 {
 	if ((unsigned int)fd < ODEBUG_HELD_FDS)
-		setbits[fd / 64] &= ~(1ull << (fd % 64));
+		SETBITS(fd) &= ~(1ull << (fd % 64));
 }
 
 /* Does any armed record of @family hold @addr?  Locked. */

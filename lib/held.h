@@ -39,9 +39,14 @@ extern int odebug_held_on;
 /* Registrations with EPOLLONESHOT armed: epoll_wait looks only when nonzero. */
 extern unsigned long odebug_held_oneshots;
 
-/* Descriptors below this with a hold, one bit each; above it, close always looks. */
+/*
+ * Descriptors below this, one bit each: [0] those with a hold (close
+ * looks; above the bound, close always looks), [1] held.c's epoll sets
+ * with a registration recorded.  Side by side, so that a descriptor's two
+ * words share a page.
+ */
 #define ODEBUG_HELD_FDS	65536
-extern uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64];
+extern uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64][2];
 
 /*
  * Before a hold is taken (the interposers test odebug_held_on first:
@@ -74,7 +79,7 @@ static inline bool odebug_held_fd_marked(int fd)
 {
 	if ((unsigned int)fd >= ODEBUG_HELD_FDS)
 		return fd >= 0;
-	return odebug_load(&odebug_held_fdbits[fd / 64]) >> (fd % 64) & 1;
+	return odebug_load(&odebug_held_fdbits[fd / 64][0]) >> (fd % 64) & 1;
 }
 
 /*

@@ -21,7 +21,7 @@
 #include "builtin.h"
 #include "internal.h"
 
-int odebug_mode = ODEBUG_MODE_UNINIT;
+ODEBUG_HOT int odebug_mode = ODEBUG_MODE_UNINIT;
 
 /*
  * The word odebug.h's inline functions test before calling in: 1 until we

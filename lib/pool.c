@@ -28,7 +28,7 @@
 #define BATCH 32
 
 static odebug_spinlock_t pool_lock;
-struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
+ODEBUG_HOT struct odebug_tracker *odebug_pool_base;	/* index 0 is never used */
 uint32_t (*odebug_origins)[2];		/* per tracker, origins=1 only */
 static uint32_t free_head;		/* free list, linked through hnext */
 static unsigned long free_listed;	/* trackers on the free list */
@@ -42,7 +42,7 @@ static unsigned long free_listed;	/* trackers on the free list */
 static unsigned long bump = FIRST;	/* next never-used index */
 static unsigned long carved = FIRST;	/* indexes below this are available */
 static unsigned long limit = FIRST;	/* reserved: indexes below this exist */
-unsigned long odebug_pool_reserved;	/* the same, for lockless bounds checks */
+ODEBUG_HOT unsigned long odebug_pool_reserved;	/* the same, for lockless bounds checks */
 static unsigned long min_free, max_used;
 static bool ready;			/* pool_lock is initialised */
 

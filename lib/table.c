@@ -91,9 +91,9 @@
 #endif
 
 /* table.h says what these hold. */
-uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
-uint8_t *odebug_chunk_map;
-size_t odebug_map_chunks;
+ODEBUG_HOT uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
+ODEBUG_HOT uint8_t *odebug_chunk_map;
+ODEBUG_HOT size_t odebug_map_chunks;
 #define TABLE_BYTES	(CLASSES * sizeof(*occupied))
 
 /*

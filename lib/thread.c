@@ -28,7 +28,7 @@ bool odebug_thread_hook;
  * set at the start and cleared before a clone by preload/clone.c, false
  * where that file is not built in.
  */
-bool odebug_one_thread;
+ODEBUG_HOT bool odebug_one_thread;
 
 /*
  * In the new thread, before its start routine; in the thread that calls

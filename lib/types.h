@@ -50,6 +50,15 @@ odebug_probe(size_t h, size_t i, size_t first, size_t size)
 	return i < first ? (h + i) & (first - 1) : (h + i - first) & (size - 1);
 }
 
+/*
+ * Small variables the frequent paths read and rarely write (the mode, the
+ * families' on flags and descriptor slots, the table's and the pool's
+ * bases): kept together with .data, so that a call reads libodebug's own
+ * data from a page or two.  On a kernel that flushes the TLB at each
+ * system call, each page a call touches after one is a page walk.
+ */
+#define ODEBUG_HOT	__attribute__((section(".data.odebug_hot")))
+
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
