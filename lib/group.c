@@ -297,7 +297,7 @@ void odebug_group_summary(void)
 	c.unprinted = c.distinct > c.printed + c.suppressed ?
 		      c.distinct - c.printed - c.suppressed : 0;
 	odebug_buf_init_mem(&b, text, sizeof(text) - 1);
-	if (!strcmp(odebug_opt.log_format, "json"))
+	if (!strcmp(odebug_opt_str.log_format, "json"))
 		summary_json(&b, &c);
 	else
 		summary_text(&b, &c);

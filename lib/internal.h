@@ -61,7 +61,12 @@ static inline bool odebug_interposer_ready(void)
 static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
 
-/* "options.c": the one table of ODEBUG_OPTIONS */
+/*
+ * "options.c": the one table of ODEBUG_OPTIONS.  The numbers, which the
+ * frequent paths read (origins, on every tracker step), live with the
+ * other hot variables (types.h's ODEBUG_HOT); the strings, which the start
+ * and the reports read, apart.
+ */
 #define ODEBUG_OPT_STRLEN 256
 struct odebug_options {
 	unsigned long max_reports;
@@ -74,11 +79,6 @@ struct odebug_options {
 	unsigned long check_sem;
 	unsigned long check_held;
 	unsigned long origins;
-	char log_path[ODEBUG_OPT_STRLEN];
-	char log_format[ODEBUG_OPT_STRLEN];
-	char suppressions[ODEBUG_OPT_STRLEN];
-	char symbolizer[ODEBUG_OPT_STRLEN];
-	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/modules.c */
 	unsigned long exitcode;
 	unsigned long abort_on_error;
 	unsigned long halt_on_error;
@@ -89,7 +89,15 @@ struct odebug_options {
 	unsigned long dedup;
 	unsigned long print_suppressions;	/* lib/report-advice.c */
 };
+struct odebug_option_strings {
+	char log_path[ODEBUG_OPT_STRLEN];
+	char log_format[ODEBUG_OPT_STRLEN];
+	char suppressions[ODEBUG_OPT_STRLEN];
+	char symbolizer[ODEBUG_OPT_STRLEN];
+	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/modules.c */
+};
 extern struct odebug_options odebug_opt;
+extern struct odebug_option_strings odebug_opt_str;
 void odebug_options_parse(const char *text);
 void odebug_options_help(void);
 #define ODEBUG_QUOTE_LEN (64 * 4 + 4)

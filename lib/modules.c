@@ -49,7 +49,7 @@ static void *(*real_dlopen)(const char *, int);
 /* modules=: auto, none, or names separated by ','. */
 static bool enabled(const char *name)
 {
-	const char *s = odebug_opt.modules;
+	const char *s = odebug_opt_str.modules;
 	size_t n = strlen(name);
 
 	if (!strcmp(s, "auto"))
@@ -278,7 +278,7 @@ static bool concat(char *dst, size_t cap, const char *a, const char *b,
 static bool module_file(char *dst, size_t cap, const char *name, const char *self)
 {
 	char dir[ODEBUG_OPT_STRLEN + 32], sub[64];
-	const char *path = odebug_opt.module_path;
+	const char *path = odebug_opt_str.module_path;
 	const char *slash = self ? strrchr(self, '/') : NULL;
 	size_t n = slash ? (size_t)(slash - self) : 0;
 
@@ -381,7 +381,7 @@ static bool scan_once(void)
  */
 void odebug_modules_scan(void)
 {
-	if (!strcmp(odebug_opt.modules, "none"))
+	if (!strcmp(odebug_opt_str.modules, "none"))
 		return;
 	if (!real_dlopen && !(*(void **)&real_dlopen = dlsym(RTLD_NEXT, "dlopen")))
 		*(void **)&real_dlopen = dlsym(RTLD_DEFAULT, "dlopen");

@@ -19,7 +19,8 @@
 #define ODEBUG_CHECK_FREE_DEFAULT 1
 #endif
 
-struct odebug_options odebug_opt;
+ODEBUG_HOT struct odebug_options odebug_opt;
+struct odebug_option_strings odebug_opt_str;
 
 struct option_desc {
 	const char *name;
@@ -34,7 +35,7 @@ struct option_desc {
 #define NUM(field, def, min, max, doc) \
 	{ #field, offsetof(struct odebug_options, field), false, def, min, max, NULL, NULL, doc }
 #define STR(field, def, choices, doc) \
-	{ #field, offsetof(struct odebug_options, field), true, 0, 0, 0, def, choices, doc }
+	{ #field, offsetof(struct odebug_option_strings, field), true, 0, 0, 0, def, choices, doc }
 
 static const char *const formats[] = { "text", "json", NULL };
 
@@ -102,7 +103,7 @@ static const struct option_desc options[] = {
 
 static void *field_of(const struct option_desc *d)
 {
-	return (char *)&odebug_opt + d->offset;
+	return (d->is_string ? (char *)&odebug_opt_str : (char *)&odebug_opt) + d->offset;
 }
 
 static void set_string(const struct option_desc *d, const char *s, size_t len)

@@ -86,7 +86,7 @@ const char *const odebug_state_names[ODEBUG_STATE_MAX] = {
 /* After the options are parsed: what the report path needs of them. */
 void odebug_report_init(void)
 {
-	json = !strcmp(odebug_opt.log_format, "json");
+	json = !strcmp(odebug_opt_str.log_format, "json");
 	owner = getpid();
 }
 

@@ -44,9 +44,9 @@ static enum { SINK_UNSET, SINK_STDERR, SINK_SYSLOG, SINK_FILE } sink;
 /* log_path, read once. */
 static void choose_sink(void)
 {
-	if (!odebug_opt.log_path[0] || !strcmp(odebug_opt.log_path, "stderr"))
+	if (!odebug_opt_str.log_path[0] || !strcmp(odebug_opt_str.log_path, "stderr"))
 		sink = SINK_STDERR;
-	else if (!strcmp(odebug_opt.log_path, "syslog"))
+	else if (!strcmp(odebug_opt_str.log_path, "syslog"))
 		sink = SINK_SYSLOG;
 	else
 		sink = SINK_FILE;
@@ -126,7 +126,7 @@ static void open_log(void)
 	int dir, fd = -1, high;
 
 	odebug_buf_init_mem(&b, path, sizeof(path) - 1);
-	odebug_puts(&b, odebug_opt.log_path);
+	odebug_puts(&b, odebug_opt_str.log_path);
 	odebug_putc(&b, '.');
 	odebug_put_dec(&b, (unsigned long)getpid());
 	path[b.len] = '\0';
@@ -264,7 +264,7 @@ size_t odebug_sink_limit(void)
 {
 	if (sink == SINK_UNSET)
 		choose_sink();
-	if (sink == SINK_SYSLOG && !strcmp(odebug_opt.log_format, "json"))
+	if (sink == SINK_SYSLOG && !strcmp(odebug_opt_str.log_format, "json"))
 		return 4096 - 64;	/* under a logger's usual message limit */
 	return (size_t)-1;
 }

@@ -184,7 +184,7 @@ static void add_line(const char *file, unsigned long lineno, char *line, char *e
 void odebug_suppress_init(void)
 {
 	static ODEBUG_LARGE char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
-	const char *path = odebug_opt.suppressions, *why;
+	const char *path = odebug_opt_str.suppressions, *why;
 	const char *file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
 	size_t len = 0;
 	struct stat st;

@@ -315,7 +315,7 @@ static bool option_program(const char *opt, char *out, size_t cap)
  */
 void odebug_symbolize_check_option(void)
 {
-	const char *opt = odebug_opt.symbolizer;
+	const char *opt = odebug_opt_str.symbolizer;
 	char path[ODEBUG_OPT_STRLEN], quoted[ODEBUG_QUOTE_PATH_LEN];
 
 	if (!opt[0] || !strcmp(opt, "none") || option_program(opt, path, sizeof(path)))
@@ -328,7 +328,7 @@ void odebug_symbolize_check_option(void)
 /* symbolizer=: "" finds llvm-symbolizer, then addr2line; "none"; or a program. */
 static void choose(void)
 {
-	const char *opt = odebug_opt.symbolizer, *base;
+	const char *opt = odebug_opt_str.symbolizer, *base;
 
 	kind = SYM_NONE;
 	if (!strcmp(opt, "none"))

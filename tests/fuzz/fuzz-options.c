@@ -28,6 +28,9 @@ static void check(bool ok, const char *what, const char *text)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct odebug_options first;
+#ifdef ODEBUG_OPT_STRLEN
+	struct odebug_option_strings first_str;
+#endif
 	char *text = malloc(size + 1);
 
 	if (!text)
@@ -49,25 +52,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(odebug_opt.origins <= 1 && odebug_opt.abort_on_error <= 1 &&
 	      odebug_opt.halt_on_error <= 1 && odebug_opt.report_active_at_exit <= 1 &&
 	      odebug_opt.exitcode <= 255, "a report option out of range", text);
-	check(memchr(odebug_opt.log_path, 0, ODEBUG_OPT_STRLEN) &&
-	      memchr(odebug_opt.log_format, 0, ODEBUG_OPT_STRLEN) &&
-	      memchr(odebug_opt.suppressions, 0, ODEBUG_OPT_STRLEN),
+	check(memchr(odebug_opt_str.log_path, 0, ODEBUG_OPT_STRLEN) &&
+	      memchr(odebug_opt_str.log_format, 0, ODEBUG_OPT_STRLEN) &&
+	      memchr(odebug_opt_str.suppressions, 0, ODEBUG_OPT_STRLEN),
 	      "a string option is not terminated", text);
-	check(!strcmp(odebug_opt.log_format, "text") || !strcmp(odebug_opt.log_format, "json"),
+	check(!strcmp(odebug_opt_str.log_format, "text") || !strcmp(odebug_opt_str.log_format, "json"),
 	      "log_format is neither text nor json", text);
-	check(odebug_opt.log_path[0] != '\0', "log_path is empty", text);
+	check(odebug_opt_str.log_path[0] != '\0', "log_path is empty", text);
 #endif
 	/* The same text, the same options (strings compared as strings). */
 	first = odebug_opt;
+#ifdef ODEBUG_OPT_STRLEN
+	first_str = odebug_opt_str;
+#endif
 	odebug_options_parse(text);
 #ifdef ODEBUG_OPT_STRLEN
-	check(!strcmp(first.log_path, odebug_opt.log_path) &&
-	      !strcmp(first.log_format, odebug_opt.log_format) &&
-	      !strcmp(first.suppressions, odebug_opt.suppressions),
+	check(!strcmp(first_str.log_path, odebug_opt_str.log_path) &&
+	      !strcmp(first_str.log_format, odebug_opt_str.log_format) &&
+	      !strcmp(first_str.suppressions, odebug_opt_str.suppressions),
 	      "a second parse gave other strings", text);
-	memcpy(first.log_path, odebug_opt.log_path, ODEBUG_OPT_STRLEN);
-	memcpy(first.log_format, odebug_opt.log_format, ODEBUG_OPT_STRLEN);
-	memcpy(first.suppressions, odebug_opt.suppressions, ODEBUG_OPT_STRLEN);
 #endif
 	check(!memcmp(&first, &odebug_opt, sizeof(first)),
 	      "a second parse gave other options", text);
