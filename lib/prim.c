@@ -78,8 +78,8 @@ void odebug_write(int fd, const char *buf, size_t len)
  * Up to @cap bytes of the file at @path (a /proc file, on the report
  * path): raw openat, read and close, since the wrappers are cancellation
  * points, and close() is our own interposer (preload/epoll.c) or may be
- * another preloaded library's.  Returns the bytes read, -1 when the file
- * cannot be opened; errno is kept.
+ * another preloaded library's.  Returns the bytes read, or minus the
+ * open's errno when the file cannot be opened; errno is kept.
  */
 long odebug_read_file(const char *path, char *buf, size_t cap)
 {
@@ -88,8 +88,9 @@ long odebug_read_file(const char *path, char *buf, size_t cap)
 	long n, got = 0;
 
 	if (fd < 0) {
+		fd = -errno;
 		errno = saved;
-		return -1;
+		return fd;
 	}
 	while ((size_t)got < cap) {
 		n = syscall(SYS_read, (int)fd, buf + got, cap - (size_t)got);

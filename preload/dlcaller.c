@@ -38,14 +38,12 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "interpose.h"
@@ -179,21 +177,11 @@ static bool search_list(struct link_map *map, Dl_serinfo *buf)
  */
 static bool passed_over(const char *path)
 {
-	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	ElfW(Ehdr) ehdr;
-	long got = 0, n;
+	long got = odebug_read_file(path, (char *)&ehdr, sizeof(ehdr));
 
-	if (fd < 0)
-		return errno == ENOENT || errno == EACCES || errno == ENOTDIR;
-	while ((size_t)got < sizeof(ehdr)) {
-		n = syscall(SYS_read, (int)fd, (char *)&ehdr + got, sizeof(ehdr) - (size_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += n;
-	}
-	syscall(SYS_close, (int)fd);
+	if (got < 0)
+		return got == -ENOENT || got == -EACCES || got == -ENOTDIR;
 	if ((size_t)got < sizeof(ehdr) || memcmp(ehdr.e_ident, ELFMAG, SELFMAG))
 		return false;
 	if (ehdr.e_ident[EI_CLASS] != __ehdr_start.e_ident[EI_CLASS])
