@@ -39,7 +39,7 @@
 #include "held-store.h"
 
 ODEBUG_HOT int odebug_held_on;
-ODEBUG_HOT unsigned long odebug_held_oneshots;
+unsigned long odebug_held_oneshots;	/* written at each one-shot change: not with ODEBUG_HOT */
 ODEBUG_LARGE uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64][2];
 ODEBUG_HOT const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
