@@ -30,10 +30,6 @@ static bool running_on_valgrind(void) { return RUNNING_ON_VALGRIND; }
 static bool running_on_valgrind(void) { return false; }
 #endif
 
-#ifndef ODEBUG_LIBUNWIND_SONAME
-#define ODEBUG_LIBUNWIND_SONAME "libunwind.so.8"
-#endif
-
 /*
  * Under ThreadSanitizer, libunwind's thread-exit destructor (its trace
  * cache) locks a mutex after TSan has torn the thread down, and crashes:

@@ -182,7 +182,9 @@ static enum odebug_mode decide(void)
 	odebug_stack_init();
 	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
 	odebug_modules_scan();		/* annotation modules of the libraries loaded */
+	odebug_trim_note();
 	odebug_guard_exit();
+	odebug_trim();
 	return ODEBUG_MODE_IDLE;
 }
 
@@ -221,6 +223,7 @@ static enum odebug_mode start(void)
 		if (!ok)
 			return ODEBUG_MODE_OFF;
 	}
+	odebug_trim();
 	return ODEBUG_MODE_ON;
 }
 

@@ -311,6 +311,9 @@ bool odebug_helper_talk(struct odebug_helper *h, const char *req, size_t req_len
 			int timeout_ms, bool shut);
 
 /* "backtrace.c": capturing and naming frames */
+#ifndef ODEBUG_LIBUNWIND_SONAME
+#define ODEBUG_LIBUNWIND_SONAME "libunwind.so.8"
+#endif
 void odebug_backtrace_init(void);
 int odebug_backtrace(void **pcs, int max);
 void odebug_backtrace_thread_prepare(void);
@@ -321,6 +324,10 @@ void odebug_modules_scan(void);	/* lib/modules.c */
 bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
 			     size_t cap);	/* lib/modules.c */
 void odebug_backtrace_skip_through(const void *fn);
+
+/* "trim.c": the start's pages given back */
+void odebug_trim_note(void);
+void odebug_trim(void);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);
