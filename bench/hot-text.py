@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: MIT
+"""hot-text.py - write preload/hot-text.list: the functions a started
+libodebug runs, which the build places together at the start of its text
+(preload/hot-archive.py).
+
+    /usr/bin/python3 bench/hot-text.py BUILD_DIR > preload/hot-text.list
+
+The kernel maps a library's cached pages 64 KiB around each page fault,
+so a function run once in a while keeps a whole window of our text
+resident.  After the start, libodebug returns its pages to the page cache
+(lib/trim.c); the windows that come back are the ones the program's calls
+touch.  Listed first, in one input section group, those calls touch one
+or two windows, not every one.
+
+The list is what the workloads below execute outside the start: each is
+run under callgrind, and the functions reached from a call into the
+library by the program (not from its constructors, and not below
+odebug_enable_slow() or odebug_start_slow(), the start) are the hot ones,
+named as the sections -ffunction-sections gives them; and the start's
+own frames, which return through the pages the start has just given back.
+A name the build no longer has renames nothing: the test hot-text says so.
+"""
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+THREADS_PY = '''
+import threading, hashlib, queue
+q = queue.Queue()
+def work():
+    while True:
+        n = q.get()
+        if n is None: return
+        h = hashlib.sha256()
+        for i in range(2000): h.update(str(i * n).encode())
+ts = [threading.Thread(target=work) for _ in range(4)]
+[t.start() for t in ts]
+[q.put(n) for n in range(400)]
+[q.put(None) for _ in ts]
+[t.join() for t in ts]
+'''
+
+# Where a call is the start, not a use: nothing below it is hot.
+START = {'odebug_enable_slow', 'odebug_start_slow'}
+# The start's last calls: the pages are given back from here.
+TRIM = {'odebug_trim', 'trim_range', 'trim_run'}
+# The lock and semaphore families' interposers and state functions, each
+# (7 KiB of the latter): under valgrind, which runs one thread at a time,
+# a workload takes other paths (a condition variable's wait, a reader's
+# unlock of a lock nobody holds) than it does natively.
+FAMILIES = re.compile(r'^(odebug_i_(pthread_(mutex|cond|rwlock|spin|barrier)|sem|mtx|cnd)_|'
+                      r'odebug_(builtin|glibc|mutex|rwlock)_)')
+# Called by the loader, not the program.
+LOADER = {'odebug_constructor', 'preload_constructor', 'odebug_destructor',
+          '_init', '_fini', 'frame_dummy', 'register_tm_clones',
+          '__do_global_dtors_aux', 'deregister_tm_clones'}
+
+
+def call_graph(path):
+    """The run's functions, (object, name), each with the functions it called."""
+    names = {'ob': {}, 'fn': {}, 'fl': {}}
+    callees, nodes = collections.defaultdict(set), set()
+    ob = fn = cob = pending = None
+
+    def name(kind, s):
+        m = re.match(r'\((\d+)\)(?: (.*))?$', s)
+        if not m:
+            return s
+        if m.group(2) is not None:
+            names[kind][m.group(1)] = m.group(2)
+        return names[kind].get(m.group(1), '?')
+
+    for line in open(path):
+        key, _, val = line.rstrip('\n').partition('=')
+        if key == 'ob':
+            ob = name('ob', val)
+        elif key == 'fn':
+            fn = name('fn', val)
+            cob = ob
+            nodes.add((ob, fn))
+        elif key in ('fl', 'fi', 'fe', 'cfi', 'cfl'):
+            name('fl', val)
+        elif key == 'cob':
+            cob = name('ob', val)
+        elif key == 'cfn':
+            pending = (cob, name('fn', val))
+        elif key == 'calls' and pending:
+            callees[(ob, fn)].add(pending)
+            nodes.add(pending)
+            pending, cob = None, ob
+    return nodes, callees
+
+
+def hot_functions(path, lib):
+    """
+    Ours, reached from the process's roots (its start, its threads' starts)
+    through any library, but not through our constructors (the loader's
+    calls) or below the start: a callback libc calls for the start
+    (dl_iterate_phdr's) is the start's.
+    """
+    nodes, callees = call_graph(path)
+    base = lambda f: re.sub(r"'\d+$", '', f)
+    called = {c for cs in callees.values() for c in cs}
+    todo = [n for n in nodes if n not in called]
+    seen, hot = set(), set()
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if lib in n[0]:
+            if base(n[1]) in LOADER or base(n[1]) in START:
+                continue
+            hot.add(base(n[1]))
+        todo += callees.get(n, ())
+    return hot | START | TRIM
+
+
+def run(cmd, lib, env_extra):
+    out = tempfile.mktemp(prefix='hot-text.', suffix='.cg')
+    env = dict(os.environ, LD_PRELOAD=lib, ODEBUG='1', **env_extra)
+    subprocess.run(['valgrind', '--tool=callgrind', '--soname-synonyms=somalloc=nomatch',
+                    '--callgrind-out-file=' + out] + cmd, env=env,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return out
+
+
+def sections(build):
+    """Every .text.NAME section of the library's objects: NAME."""
+    names = set()
+    for o in glob.glob(os.path.join(build, 'lib', 'libodebug-core.a.p', '*.o')) + \
+            glob.glob(os.path.join(build, 'preload', 'libodebug-preload.a.p', '*.o')):
+        out = subprocess.run(['objdump', '-h', o], capture_output=True, text=True).stdout
+        names.update(re.findall(r'^\s*\d+ \.text\.(\S+)', out, re.M))
+    return names
+
+
+def main():
+    build = sys.argv[1]
+    lib = os.path.realpath(os.path.join(build, 'preload', 'libodebug.so'))
+    tmp = tempfile.mkdtemp(prefix='hot-text.')
+    with open(os.path.join(tmp, 'threads.py'), 'w') as f:
+        f.write(THREADS_PY)
+    locks = os.path.join(build, 'bench', 'bench-locks')
+    workloads = [[sys.executable if sys.executable.startswith('/usr/') else '/usr/bin/python3',
+                  os.path.join(tmp, 'threads.py')],
+                 [locks, 'pair', '10000'], [locks, 'rdpair', '10000']]
+    hot, order = set(START | TRIM), sorted(START | TRIM)
+    for cmd in workloads:
+        cg = run(cmd, lib, {})
+        # Largest first within a workload is no better than any order: keep names sorted.
+        new = sorted(hot_functions(cg, 'libodebug') - hot)
+        hot.update(new)
+        order += new
+        os.unlink(cg)
+    # Aliases (interposers are exported under their versioned names): the
+    # symbols at each hot function's address, as sections.
+    by_addr, addr_of = collections.defaultdict(list), {}
+    nm = subprocess.run(['nm', lib], capture_output=True, text=True).stdout
+    for line in nm.splitlines():
+        p = line.split()
+        if len(p) == 3 and p[1] in 'tTwW':
+            by_addr[p[0]].append(p[2])
+            addr_of.setdefault(p[2], p[0])
+    have = sections(build)
+    order += sorted(n for n in have if FAMILIES.match(n))
+    out = []
+    for f in order:
+        for n in by_addr.get(addr_of.get(f, ''), [f]):
+            n = n.split('@')[0]
+            if n in have and n not in out:
+                out.append(n)
+    print('# The functions a started libodebug runs (bench/hot-text.py writes this).')
+    for n in out:
+        print(n)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+"""hot-archive.py - a static library's objects with the hot functions' sections
+renamed .text.hot.NAME, which the linker's default script places together
+at the start of .text (lib/trim.c says why).
+
+    python3 hot-archive.py LIST IN.a OUT.a
+
+LIST names one function a line (bench/hot-text.py writes it); the objects
+are built with -ffunction-sections, so function NAME is section .text.NAME.
+A name no object has renames nothing.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def members(archive, into):
+    """The archive's objects, in order, as paths (a thin archive's are its own)."""
+    with open(archive, 'rb') as f:
+        thin = f.read(8) == b'!<thin>\n'
+    names = subprocess.run(['ar', 't', archive], capture_output=True, text=True,
+                           check=True).stdout.split()
+    if thin:
+        # ar prints a thin archive's member paths from here (binutils 2.40),
+        # or as stored, from the archive's directory.
+        base = os.path.dirname(archive)
+        return [m if os.path.exists(m) else os.path.join(base, m) for m in names]
+    subprocess.run(['ar', 'x', os.path.abspath(archive)], cwd=into, check=True)
+    return [os.path.join(into, m) for m in names]
+
+
+def main():
+    listing, archive, out = sys.argv[1:4]
+    with open(listing) as f:
+        hot = [line.strip() for line in f if line.strip() and not line.startswith('#')]
+    renames = []
+    for name in hot:
+        renames += ['--rename-section', '.text.%s=.text.hot.%s' % (name, name)]
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(out)))
+    try:
+        objects = []
+        for i, m in enumerate(members(archive, tmp)):
+            dst = os.path.join(tmp, '%03d-%s' % (i, os.path.basename(m)))
+            subprocess.run(['objcopy'] + renames + [m, dst], check=True)
+            objects.append(dst)
+        if os.path.exists(out):
+            os.unlink(out)
+        subprocess.run(['ar', 'rcs', out] + objects, check=True)
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == '__main__':
+    main()
