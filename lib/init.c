@@ -184,7 +184,6 @@ static enum odebug_mode decide(void)
 	odebug_modules_scan();		/* annotation modules of the libraries loaded */
 	odebug_trim_note();
 	odebug_guard_exit();
-	odebug_trim();
 	return ODEBUG_MODE_IDLE;
 }
 

@@ -8,12 +8,15 @@
  * library runs again until a report.  The kernel maps a cached file's
  * pages 64 KiB around each fault, so all of that stays resident for the
  * life of the program: about 200 KiB of a small program's memory.  At the
- * end of each half of the start, the read-only segments of those three
- * objects go back to the page cache (MADV_DONTNEED on a private file
- * mapping that nobody wrote); what runs later faults its pages back in,
- * from the page cache, without a system call.  The code the program's
- * calls run is listed first in our text (preload/hot-text.list), so it
- * comes back as one or two windows, not every one.
+ * end of the start (the first API call's half, init.c), the read-only
+ * segments of those three objects go back to the page cache
+ * (MADV_DONTNEED on a private file mapping that nobody wrote); what runs
+ * later faults its pages back in, from the page cache, without a system
+ * call.  The code the program's calls run is listed first in our text
+ * (preload/hot-text.list), so it comes back as one or two windows, not
+ * every one.  The price is paid once: three madvise() calls, each zapping
+ * the pages it finds mapped (0.2-0.3 ms on a virtual machine whose every
+ * page-table change is dear, BENCHMARKS.md).
  *
  * A page of such a segment that is no longer the file's (a debugger's
  * breakpoint, a uprobe, a text poke: each makes an anonymous copy) keeps
@@ -87,6 +90,20 @@ static bool wanted(const struct dl_phdr_info *info)
 	return name && *name && (named(name, ODEBUG_LIBUNWIND_SONAME) || named(name, "liblzma.so."));
 }
 
+/* Does a PT_LOAD segment of @info other than @self map part of the page at @page? */
+static bool page_shared(const struct dl_phdr_info *info, int self, uintptr_t page)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (i != self && ph->p_type == PT_LOAD && ph->p_memsz &&
+		    lo < page + page_size && lo + ph->p_memsz > page)
+			return true;
+	}
+	return false;
+}
+
 static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	(void)size;
@@ -98,12 +115,21 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
 
 		/* Never written: not the RELRO or data segment, nothing a relocation touched. */
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W))
+		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) || lo >= hi)
 			continue;
-		/* Whole pages only: a segment's last page may be the next one's first. */
-		lo = (lo + page_size - 1) & ~(page_size - 1);
-		hi &= ~(page_size - 1);
-		if (lo < hi) {
+		/* Whole pages of this segment's own: an end page another segment maps stays. */
+		lo &= ~(page_size - 1);
+		if (page_shared(info, i, lo))
+			lo += page_size;
+		hi = (hi + page_size - 1) & ~(page_size - 1);
+		if (page_shared(info, i, hi - page_size))
+			hi -= page_size;
+		if (lo >= hi)
+			continue;
+		/* Adjacent segments are one range: a system call costs more than a page. */
+		if (nranges && ranges[nranges - 1].end == lo) {
+			ranges[nranges - 1].end = hi;
+		} else {
 			ranges[nranges].start = lo;
 			ranges[nranges].end = hi;
 			nranges++;
@@ -168,7 +194,7 @@ static void trim_range(int fd, uintptr_t start, uintptr_t end)
 /**
  * odebug_trim - give the noted segments' pages back to the page cache
  *
- * At the end of each half of the start.  Raw system calls only (openat,
+ * At the end of the start.  Raw system calls only (openat,
  * pread, madvise, close): safe in a signal handler and under the start
  * lock; no file descriptor outlives the call, and errno is kept.
  */
