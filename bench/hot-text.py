@@ -46,8 +46,8 @@ ts = [threading.Thread(target=work) for _ in range(4)]
 
 # Where a call is the start, not a use: nothing below it is hot.
 START = {'odebug_enable_slow', 'odebug_start_slow'}
-# The start's last calls: the pages are given back from here.
-TRIM = {'odebug_trim', 'trim_range', 'trim_run'}
+# Where the pages are given back from (lib/trim.c).
+TRIM = {'odebug_trim', 'odebug_trim_after', 'trim_range', 'trim_run'}
 # The lock and semaphore families' interposers and state functions, each
 # (7 KiB of the latter): under valgrind, which runs one thread at a time,
 # a workload takes other paths (a condition variable's wait, a reader's

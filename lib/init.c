@@ -222,7 +222,7 @@ static enum odebug_mode start(void)
 		if (!ok)
 			return ODEBUG_MODE_OFF;
 	}
-	odebug_trim();
+	odebug_trim_after(ODEBUG_TRIM_STARTED);
 	return ODEBUG_MODE_ON;
 }
 

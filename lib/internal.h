@@ -326,8 +326,11 @@ bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, ch
 void odebug_backtrace_skip_through(const void *fn);
 
 /* "trim.c": the start's pages given back */
+#define ODEBUG_TRIM_STARTED	1
+#define ODEBUG_TRIM_THREADED	2
 void odebug_trim_note(void);
 void odebug_trim(void);
+void odebug_trim_after(int event);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);

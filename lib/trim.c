@@ -7,16 +7,20 @@
  * decompressor it links, so that no report ever calls the loader; neither
  * library runs again until a report.  The kernel maps a cached file's
  * pages 64 KiB around each fault, so all of that stays resident for the
- * life of the program: about 200 KiB of a small program's memory.  At the
- * end of the start (the first API call's half, init.c), the read-only
- * segments of those three objects go back to the page cache
- * (MADV_DONTNEED on a private file mapping that nobody wrote); what runs
- * later faults its pages back in, from the page cache, without a system
- * call.  The code the program's calls run is listed first in our text
- * (preload/hot-text.list), so it comes back as one or two windows, not
- * every one.  The price is paid once: three madvise() calls, each zapping
- * the pages it finds mapped (0.2-0.3 ms on a virtual machine whose every
- * page-table change is dear, BENCHMARKS.md).
+ * life of the program: about 200 KiB of a small program's memory.  Once
+ * libodebug has started (the first API call's half, init.c) and the
+ * program makes a thread, the read-only segments of those three objects
+ * go back to the page cache (MADV_DONTNEED on a private file mapping that
+ * nobody wrote); what runs later faults its pages back in, from the page
+ * cache, without a system call.  The code the program's calls run is
+ * listed first in our text (preload/hot-text.list), so it comes back as
+ * one or two windows, not every one.  The price is paid once: three
+ * madvise() calls, each zapping the pages it finds mapped, and the faults
+ * that map back what runs (0.5 ms on a virtual machine whose every
+ * page-table change is dear, BENCHMARKS.md).  A program that makes a
+ * thread lives long enough for the pages to matter; one that never does
+ * (a compiler, a shell's tools) is mostly gone before they would, and is
+ * spared the price.
  *
  * A page of such a segment that is no longer the file's (a debugger's
  * breakpoint, a uprobe, a text poke: each makes an anonymous copy) keeps
@@ -51,6 +55,10 @@
 static struct { uintptr_t start, end; } ranges[TRIM_RANGES];
 static unsigned int nranges;
 static uintptr_t page_size;
+/* ODEBUG_TRIM_STARTED, ODEBUG_TRIM_THREADED as they happened; TRIM_DONE once given back. */
+#define TRIM_DONE	4
+#define ODEBUG_TRIM_BOTH	(ODEBUG_TRIM_STARTED | ODEBUG_TRIM_THREADED)
+static int trim_state;
 
 /* Our own object: the one whose segments hold this function. */
 static bool is_self(const struct dl_phdr_info *info)
@@ -194,7 +202,7 @@ static void trim_range(int fd, uintptr_t start, uintptr_t end)
 /**
  * odebug_trim - give the noted segments' pages back to the page cache
  *
- * At the end of the start.  Raw system calls only (openat,
+ * Once (odebug_trim_after()), or from a test.  Raw system calls only (openat,
  * pread, madvise, close): safe in a signal handler and under the start
  * lock; no file descriptor outlives the call, and errno is kept.
  */
@@ -212,4 +220,25 @@ void odebug_trim(void)
 		syscall(SYS_close, (int)fd);
 	}
 	errno = saved;
+}
+
+/**
+ * odebug_trim_after - give the pages back once libodebug is started and threaded
+ * @event:	ODEBUG_TRIM_STARTED (the end of the lazy start) or
+ *		ODEBUG_TRIM_THREADED (the program is making a thread)
+ *
+ * The call that completes the pair gives the pages back, once; later
+ * calls cost a load.
+ */
+void odebug_trim_after(int event)
+{
+	int s;
+
+	if (likely(__atomic_load_n(&trim_state, __ATOMIC_RELAXED) & TRIM_DONE))
+		return;
+	s = __atomic_or_fetch(&trim_state, event, __ATOMIC_ACQ_REL);
+	if ((s & ODEBUG_TRIM_BOTH) != ODEBUG_TRIM_BOTH ||
+	    (__atomic_fetch_or(&trim_state, TRIM_DONE, __ATOMIC_ACQ_REL) & TRIM_DONE))
+		return;
+	odebug_trim();
 }

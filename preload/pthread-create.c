@@ -105,6 +105,7 @@ static struct start *start_block(void)
 	    !threads_prepared)
 		return NULL;
 	odebug_thread_begin(false);	/* the creator, if it was made unseen */
+	odebug_trim_after(ODEBUG_TRIM_THREADED);
 	return malloc(sizeof(struct start));
 }
 

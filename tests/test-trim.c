@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The start's pages given back (trim.c), white-box: libunwind's read-only
- * segments leave the process's resident set, and a page of ours that is
- * no longer the file's (as a debugger's breakpoint makes it) keeps its
- * copy.  Linked with the core, this program is the "libodebug" whose
+ * segments leave the process's resident set, once, when both the start
+ * and a thread have happened, and a page of ours that is no longer the
+ * file's (as a debugger's breakpoint makes it) keeps its copy.  Linked with the core, this program is the "libodebug" whose
  * segments are noted.
  */
 #define _GNU_SOURCE
@@ -74,6 +74,14 @@ static int resident(int fd, const struct segs *s)
 	return n;
 }
 
+/* Touch every page of @s, as code that runs there would. */
+static void touch(const struct segs *s)
+{
+	for (int i = 0; i < s->n; i++)
+		for (uintptr_t p = s->lo[i]; p < s->hi[i]; p += PAGE)
+			(void)*(volatile const char *)p;
+}
+
 static void trim_gives_back_the_report_path(void **state)
 {
 	struct segs unw = { .name = "libunwind" };
@@ -86,9 +94,7 @@ static void trim_gives_back_the_report_path(void **state)
 		skip();
 	dl_iterate_phdr(find, &unw);
 	assert_true(unw.n > 0);
-	for (int i = 0; i < unw.n; i++)	/* as a start that used it would */
-		for (uintptr_t p = unw.lo[i]; p < unw.hi[i]; p += PAGE)
-			(void)*(volatile const char *)p;
+	touch(&unw);	/* as a start that used it would */
 	before = resident(fd, &unw);
 	odebug_trim_note();
 	odebug_trim();
@@ -122,11 +128,41 @@ static void trim_keeps_a_written_copy(void **state)
 	assert_int_equal(*(volatile const unsigned char *)spare, 2);
 }
 
+static void trim_after_waits_for_both_and_gives_back_once(void **state)
+{
+	struct segs unw = { .name = "libunwind" };
+	void *h = dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	int all, threaded, both, again;
+
+	(void)state;
+	if (!h || fd < 0)
+		skip();
+	dl_iterate_phdr(find, &unw);
+	odebug_trim_note();
+	touch(&unw);
+	all = resident(fd, &unw);
+	odebug_trim_after(ODEBUG_TRIM_THREADED);	/* threaded, not started: nothing */
+	threaded = resident(fd, &unw);
+	odebug_trim_after(ODEBUG_TRIM_STARTED);		/* both: given back */
+	both = resident(fd, &unw);
+	touch(&unw);
+	odebug_trim_after(ODEBUG_TRIM_THREADED);	/* done: never again */
+	odebug_trim_after(ODEBUG_TRIM_STARTED);
+	again = resident(fd, &unw);
+	close(fd);
+	assert_true(all > 0);
+	assert_int_equal(threaded, all);
+	assert_int_equal(both, 0);
+	assert_int_equal(again, all);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(trim_gives_back_the_report_path),
 		cmocka_unit_test(trim_keeps_a_written_copy),
+		cmocka_unit_test(trim_after_waits_for_both_and_gives_back_once),
 	};
 
 	(void)argc;
