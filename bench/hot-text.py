@@ -7,18 +7,22 @@ libodebug runs, which the build places together at the start of its text
 
 The kernel maps a library's cached pages 64 KiB around each page fault,
 so a function run once in a while keeps a whole window of our text
-resident.  After the start, libodebug returns its pages to the page cache
+resident.  Once started, libodebug returns its pages to the page cache
 (lib/trim.c); the windows that come back are the ones the program's calls
-touch.  Listed first, in one input section group, those calls touch one
-or two windows, not every one.
+touch.  Listed first, in one input section group of under 64 KiB, those
+calls touch one window, not every one.
 
 The list is what the workloads below execute outside the start: each is
-run under callgrind, and the functions reached from a call into the
-library by the program (not from its constructors, and not below
-odebug_enable_slow() or odebug_start_slow(), the start) are the hot ones,
-named as the sections -ffunction-sections gives them; and the start's
-own frames, which return through the pages the start has just given back.
-A name the build no longer has renames nothing: the test hot-text says so.
+run under callgrind (without the selftest, whose misuses would reach the
+report path), and the functions reached from the process's roots (not
+through our constructors, and not below odebug_enable_slow() or
+odebug_start_slow(), the start) are the hot ones, as "source function"
+lines: -ffunction-sections names function F's section .text.F in the
+object built from its source, and a static function of another file with
+the same name stays out.  Besides: the start's own functions, through
+which the start returns after giving pages back, and every lock and
+semaphore interposer and state function.  A line the build no longer has
+renames nothing: the test hot-text says so.
 """
 import collections
 import glob
@@ -61,10 +65,10 @@ LOADER = {'odebug_constructor', 'preload_constructor', 'odebug_destructor',
 
 
 def call_graph(path):
-    """The run's functions, (object, name), each with the functions it called."""
+    """The run's functions, (object, source file, name), each with those it called."""
     names = {'ob': {}, 'fn': {}, 'fl': {}}
     callees, nodes = collections.defaultdict(set), set()
-    ob = fn = cob = pending = None
+    ob = fl = fn = cob = cfl = pending = None
 
     def name(kind, s):
         m = re.match(r'\((\d+)\)(?: (.*))?$', s)
@@ -78,29 +82,33 @@ def call_graph(path):
         key, _, val = line.rstrip('\n').partition('=')
         if key == 'ob':
             ob = name('ob', val)
+        elif key == 'fl':
+            fl = name('fl', val)
         elif key == 'fn':
             fn = name('fn', val)
-            cob = ob
-            nodes.add((ob, fn))
-        elif key in ('fl', 'fi', 'fe', 'cfi', 'cfl'):
+            cob, cfl = ob, fl
+            nodes.add((ob, fl, fn))
+        elif key in ('fi', 'fe'):
             name('fl', val)
+        elif key in ('cfi', 'cfl'):
+            cfl = name('fl', val)
         elif key == 'cob':
             cob = name('ob', val)
         elif key == 'cfn':
-            pending = (cob, name('fn', val))
+            pending = (cob, cfl, name('fn', val))
         elif key == 'calls' and pending:
-            callees[(ob, fn)].add(pending)
+            callees[(ob, fl, fn)].add(pending)
             nodes.add(pending)
-            pending, cob = None, ob
+            pending, cob, cfl = None, ob, fl
     return nodes, callees
 
 
 def hot_functions(path, lib):
     """
-    Ours, reached from the process's roots (its start, its threads' starts)
-    through any library, but not through our constructors (the loader's
-    calls) or below the start: a callback libc calls for the start
-    (dl_iterate_phdr's) is the start's.
+    Ours, (source file, name), reached from the process's roots (its start,
+    its threads' starts) through any library, but not through our
+    constructors (the loader's calls) or below the start: a callback libc
+    calls for the start (dl_iterate_phdr's) is the start's.
     """
     nodes, callees = call_graph(path)
     base = lambda f: re.sub(r"'\d+$", '', f)
@@ -112,17 +120,19 @@ def hot_functions(path, lib):
         if n in seen:
             continue
         seen.add(n)
-        if lib in n[0]:
-            if base(n[1]) in LOADER or base(n[1]) in START:
+        ob, fl, fn = n
+        if lib in ob:
+            if base(fn) in LOADER or base(fn) in START:
                 continue
-            hot.add(base(n[1]))
+            hot.add((os.path.basename(fl or ''), base(fn)))
         todo += callees.get(n, ())
-    return hot | START | TRIM
+    return hot
 
 
-def run(cmd, lib, env_extra):
+def run(cmd, lib):
     out = tempfile.mktemp(prefix='hot-text.', suffix='.cg')
-    env = dict(os.environ, LD_PRELOAD=lib, ODEBUG='1', **env_extra)
+    # No selftest: its misuses would make the report path look reached.
+    env = dict(os.environ, LD_PRELOAD=lib, ODEBUG='1', ODEBUG_OPTIONS='selftest=0')
     subprocess.run(['valgrind', '--tool=callgrind', '--soname-synonyms=somalloc=nomatch',
                     '--callgrind-out-file=' + out] + cmd, env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
@@ -130,13 +140,14 @@ def run(cmd, lib, env_extra):
 
 
 def sections(build):
-    """Every .text.NAME section of the library's objects: NAME."""
-    names = set()
+    """Every .text.NAME section of the library's objects: NAME -> the sources that have one."""
+    where = collections.defaultdict(set)
     for o in glob.glob(os.path.join(build, 'lib', 'libodebug-core.a.p', '*.o')) + \
             glob.glob(os.path.join(build, 'preload', 'libodebug-preload.a.p', '*.o')):
         out = subprocess.run(['objdump', '-h', o], capture_output=True, text=True).stdout
-        names.update(re.findall(r'^\s*\d+ \.text\.(\S+)', out, re.M))
-    return names
+        for n in re.findall(r'^\s*\d+ \.text\.(\S+)', out, re.M):
+            where[n].add(os.path.basename(o)[:-len('.o')])
+    return where
 
 
 def main():
@@ -149,13 +160,10 @@ def main():
     workloads = [[sys.executable if sys.executable.startswith('/usr/') else '/usr/bin/python3',
                   os.path.join(tmp, 'threads.py')],
                  [locks, 'pair', '10000'], [locks, 'rdpair', '10000']]
-    hot, order = set(START | TRIM), sorted(START | TRIM)
+    hot = {('', f) for f in START | TRIM}
     for cmd in workloads:
-        cg = run(cmd, lib, {})
-        # Largest first within a workload is no better than any order: keep names sorted.
-        new = sorted(hot_functions(cg, 'libodebug') - hot)
-        hot.update(new)
-        order += new
+        cg = run(cmd, lib)
+        hot |= hot_functions(cg, 'libodebug')
         os.unlink(cg)
     # Aliases (interposers are exported under their versioned names): the
     # symbols at each hot function's address, as sections.
@@ -164,19 +172,23 @@ def main():
     for line in nm.splitlines():
         p = line.split()
         if len(p) == 3 and p[1] in 'tTwW':
-            by_addr[p[0]].append(p[2])
+            by_addr[p[0]].append(p[2].split('@')[0])
             addr_of.setdefault(p[2], p[0])
-    have = sections(build)
-    order += sorted(n for n in have if FAMILIES.match(n))
-    out = []
-    for f in order:
+    where = sections(build)
+    hot |= {('', n) for n in where if FAMILIES.match(n)}
+    out = set()
+    for src, f in hot:
         for n in by_addr.get(addr_of.get(f, ''), [f]):
-            n = n.split('@')[0]
-            if n in have and n not in out:
-                out.append(n)
-    print('# The functions a started libodebug runs (bench/hot-text.py writes this).')
-    for n in out:
-        print(n)
+            files = where.get(n, set())
+            if src in files:	# the function of that file only
+                out.add((src, n))
+            elif len(files) == 1:	# a header's inline copy, an alias: its one file
+                out.add((next(iter(files)), n))
+            else:		# a name several files have, its file unknown: each
+                out |= {(x, n) for x in files}
+    print('# The functions a started libodebug runs, "source function" (bench/hot-text.py writes this).')
+    for src, n in sorted(out):
+        print(src, n)
 
 
 if __name__ == '__main__':

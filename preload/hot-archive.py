@@ -5,9 +5,10 @@ at the start of .text (lib/trim.c says why).
 
     python3 hot-archive.py LIST IN.a OUT.a
 
-LIST names one function a line (bench/hot-text.py writes it); the objects
-are built with -ffunction-sections, so function NAME is section .text.NAME.
-A name no object has renames nothing.
+LIST has a line "SOURCE NAME" a function (bench/hot-text.py writes it):
+the object built from SOURCE, with -ffunction-sections, has function NAME
+in section .text.NAME; static functions of the same name in other objects
+stay where they are.  A line no object matches renames nothing.
 """
 import os
 import shutil
@@ -33,16 +34,20 @@ def members(archive, into):
 
 def main():
     listing, archive, out = sys.argv[1:4]
+    hot = {}
     with open(listing) as f:
-        hot = [line.strip() for line in f if line.strip() and not line.startswith('#')]
-    renames = []
-    for name in hot:
-        renames += ['--rename-section', '.text.%s=.text.hot.%s' % (name, name)]
+        for line in f:
+            if line.strip() and not line.startswith('#'):
+                src, name = line.split()
+                hot.setdefault(src, []).append(name)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(os.path.abspath(out)))
     try:
         objects = []
         for i, m in enumerate(members(archive, tmp)):
             dst = os.path.join(tmp, '%03d-%s' % (i, os.path.basename(m)))
+            renames = []
+            for name in hot.get(os.path.basename(m)[:-len('.o')], []):
+                renames += ['--rename-section', '.text.%s=.text.hot.%s' % (name, name)]
             subprocess.run(['objcopy'] + renames + [m, dst], check=True)
             objects.append(dst)
         if os.path.exists(out):
