@@ -610,6 +610,39 @@ class Bench:
 
     # ---- the plot's sweeps ----------------------------------------------
 
+    # ---- 10. a small program's memory; real servers -------------------------
+
+    def bench_smallrss(self):
+        """python3 with 4 threads: its maximum RSS added by ODEBUG=1 (python-rss.py,
+        fixed addresses, its own alternated rounds)."""
+        rounds = 3 if self.args.quick else 11
+        p = subprocess.run(['/usr/bin/python3', os.path.join(HERE, 'python-rss.py'), self.lib,
+                            str(rounds)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           text=True)
+        m = re.search(r'added ([+-]?\d+) KB', p.stdout)
+        if p.returncode or not m:
+            log(f'  smallrss: python-rss.py failed:\n{p.stdout[-1000:]}')
+            return
+        self.add('smallrss.python3.added_kb', float(m.group(1)))
+
+    def bench_servers(self):
+        """nginx and memcached under odebug / plain (servers.py, those two
+        configurations; the valgrind tools' and rebuilds' columns are
+        servers.py's own)."""
+        cmd = [sys.executable, os.path.join(HERE, 'servers.py'), '--build',
+               os.path.dirname(os.path.dirname(self.lib)), '--configs', 'plain,odebug']
+        cmd += ['--quick'] if self.args.quick else ['--rounds', str(self.args.runs)]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        if p.returncode == 77:
+            log('  servers: nginx, memcached or their load generators missing')
+            return
+        for metric, name in (('nginx, requests/s', 'nginx'),
+                             ('memcached, set+get operations/s', 'memcached')):
+            m = re.search(r'^\| ' + re.escape(metric) + r' \|.*\| ([\d.]+) \[[^]]*\] \|$',
+                          p.stdout, re.M)
+            if m:
+                self.add(f'servers.{name}.ratio', float(m.group(1)))
+
     def bench_plot(self):
         a = self.args
         ops = 400000 if a.quick else 4000000
@@ -783,6 +816,12 @@ class Bench:
                     3, goal, test)
                 row(f'{label}, preloaded {nlabel} / plain, CPU', f'startup.{w}.{name}.cpu_ratio',
                     '', 3, '—', None)
+        row('python3 with 4 threads, maximum RSS added by ODEBUG=1 (python-rss.py)',
+            'smallrss.python3.added_kb', ' KB', 0, '≤ 512 KB', lambda v: v <= 512)
+        row('nginx, requests/s under odebug / plain (servers.py)', 'servers.nginx.ratio', '', 3,
+            '≥ 0.95', lambda v: v >= 0.95)
+        row('memcached, set+get operations/s under odebug / plain (servers.py)',
+            'servers.memcached.ratio', '', 3, '≥ 0.95', lambda v: v >= 0.95)
         self.table_rows(row)
         row('ns per activate+deactivate pair, origins unset (100 call sites, 1 K live)',
             'origins.off.ns_per_pair', ' ns', 1, '—', None)
@@ -863,9 +902,11 @@ def main():
                     'table group (repeatable; the first is the one 1 K sparse is compared with)')
     ap.add_argument('--baseline-sweep', action='store_true',
                     help='run the 1 M live density sweep for the --baseline builds too')
-    ap.add_argument('--only', default='churn,objops,memory,timer,origins,offcall,eventloop,startup',
+    ap.add_argument('--only',
+                    default='churn,objops,memory,timer,origins,offcall,eventloop,startup,smallrss',
                     help='groups to run, comma-separated (plot with --plot; "table": '
-                    'the object-operation goals, with --baseline builds alternated)')
+                    'the object-operation goals, with --baseline builds alternated; '
+                    '"servers": nginx and memcached, minutes)')
     args = ap.parse_args()
     if args.quick:
         if '--runs' not in sys.argv:

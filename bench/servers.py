@@ -4,6 +4,7 @@
 the valgrind tools (BENCHMARKS.md, "Servers").
 
     bench/servers.py --build BUILDDIR [--rounds 5] [--svg doc/bench-servers.svg]
+                     [--rebuilt memcached:asan=PATH --rebuilt memcached:tsan=PATH]
     bench/servers.py --build BUILDDIR --instr
 
 Two servers, each started afresh for every measurement, as the current
@@ -20,7 +21,10 @@ temporary folder (no system service is touched):
 Configurations: plain; `odebug` (the build tree's launcher: ODEBUG=1, every
 built-in check at its default, i.e. on; the libevent module loads by
 itself); valgrind memcheck, helgrind and drd (fewer requests: their rate is
-requests per second all the same).  Every round runs every configuration
+requests per second all the same); and asan and tsan, the server rebuilt
+with AddressSanitizer or ThreadSanitizer, where --rebuilt gives its binary
+(the same version built from source; a configuration a server has no
+binary for is left out of its row).  Every round runs every configuration
 once (plain and odebug adjacent, their order swapped each round); the
 odebug/plain ratio is taken within each round, then the median and the
 range over the rounds are printed, with the load average.  Besides the
@@ -51,12 +55,14 @@ import sys
 import tempfile
 import time
 
-CONFIGS = ['plain', 'odebug', 'memcheck', 'helgrind', 'drd']
+CONFIGS = ['plain', 'odebug', 'memcheck', 'helgrind', 'drd', 'asan', 'tsan']
+REBUILT = ('asan', 'tsan')     # a binary of the server's own, from --rebuilt
 VALGRIND = {'memcheck': [], 'helgrind': [], 'drd': []}
 COLOURS = {'plain': '#555555', 'odebug': '#1f77b4', 'memcheck': '#ff7f0e',
-           'helgrind': '#2ca02c', 'drd': '#9467bd'}
+           'helgrind': '#2ca02c', 'drd': '#9467bd', 'asan': '#d62728', 'tsan': '#8c564b'}
 LABELS = {'plain': 'plain', 'odebug': 'libodebug (odebug)', 'memcheck': 'memcheck',
-          'helgrind': 'Helgrind', 'drd': 'DRD'}
+          'helgrind': 'Helgrind', 'drd': 'DRD', 'asan': 'ASan rebuild',
+          'tsan': 'TSan rebuild'}
 
 
 def log(msg):
@@ -140,7 +146,7 @@ class Server:
         """Start the server under @config, load it with @n, stop it.
         Returns {metric: requests per second}, or exits on a failure."""
         port = free_port()
-        cmd = self.command(port)
+        cmd = self.command(port, self.drv.rebuilt.get((self.name, config)))
         env = {k: v for k, v in os.environ.items()
                if k not in ('ODEBUG', 'ODEBUG_OPTIONS', 'LD_PRELOAD', 'ODEBUG_MODULE_PATH')}
         vglog = os.path.join(self.dir, f'vg-{config}.log')
@@ -202,7 +208,7 @@ class Nginx(Server):
         with open(os.path.join(self.dir, 'www', 'f'), 'wb') as f:
             f.write(os.urandom(4096))
 
-    def command(self, port):
+    def command(self, port, binary=None):
         d = self.dir
         conf = os.path.join(d, 'nginx.conf')
         with open(conf, 'w') as f:
@@ -213,7 +219,7 @@ http {{ access_log off; client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp;
 	fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;
 	server {{ listen 127.0.0.1:{port}; root {d}/www; }} }}
 ''')
-        return [self.drv.nginx, '-p', d, '-c', conf]
+        return [binary or self.drv.nginx, '-p', d, '-c', conf]
 
     def load(self, port, n):
         p = subprocess.run(['ab', '-q', '-n', str(n), '-c', str(self.drv.args.concurrency),
@@ -241,11 +247,11 @@ class Memcached(Server):
                 ['valgrind', '-q', '/bin/sh', '-c', 'ulimit -Hn'],
                 stdout=subprocess.PIPE, text=True, check=True).stdout)
 
-    def command(self, port):
+    def command(self, port, binary=None):
         # -U 0: no UDP port; -u: memcached refuses to run as root without
         # it; -c: memcached sets both open-file limits to its connection
         # limit, and valgrind refuses any hard limit but its own
-        return [self.drv.memcached, '-l', '127.0.0.1', '-p', str(port), '-U', '0',
+        return [binary or self.drv.memcached, '-l', '127.0.0.1', '-p', str(port), '-U', '0',
                 '-u', self.drv.user, '-c', str(self.maxconns)]
 
     def load(self, port, n):
@@ -345,6 +351,12 @@ class Driver:
         self.retried = []       # valgrind runs the load generator gave up on
         self.objects = {}       # server -> objs_allocated of the odebug runs
         self.load = []
+        self.rebuilt = {}       # (server, asan|tsan) -> its binary
+        for r in args.rebuilt:
+            m = re.match(r'^(nginx|memcached):(asan|tsan)=(.+)$', r)
+            if not m or not os.access(m.group(3), os.X_OK):
+                sys.exit(f'servers.py: --rebuilt {r}: SERVER:asan|tsan=EXECUTABLE')
+            self.rebuilt[(m.group(1), m.group(2))] = os.path.abspath(m.group(3))
 
     def verify(self, server, out, maps, modules):
         """A libodebug run: silent, libodebug and its modules mapped."""
@@ -384,7 +396,8 @@ class Driver:
         t0 = time.monotonic()
         for r in range(a.rounds):
             for srv, n, vn in servers:
-                order = [c for c in CONFIGS if c in a.configs]
+                order = [c for c in CONFIGS if c in a.configs and
+                         (c not in REBUILT or (srv.name, c) in self.rebuilt)]
                 if r % 2 and 'plain' in order and 'odebug' in order:
                     i, j = order.index('plain'), order.index('odebug')
                     order[i], order[j] = order[j], order[i]
@@ -481,14 +494,16 @@ class Driver:
               f'memcached: memcslap -c {a.concurrency} -e {a.keys} (memcheck -e {a.vg_keys}, '
               f'helgrind and drd -e {a.race_keys}); '
               'median [min – max]; the ratio is taken within each round')
-        print('| workload | ' + ' | '.join(LABELS[c] for c in a.configs)
+        shown = [c for c in a.configs if any(k[1] == c for k in self.results)]
+        print('| workload | ' + ' | '.join(LABELS[c] for c in shown)
               + ' | libodebug / plain |')
-        print('|---|' + '---|' * (len(a.configs) + 1))
+        print('|---|' + '---|' * (len(shown) + 1))
         for metric, label in self.METRICS:
             if (metric, a.configs[0]) not in self.results:
                 continue
             fmt = '.1f' if metric.endswith(('-cpu', '-user')) else ',.0f'
-            row = [self.spread(self.results[(metric, c)], fmt) for c in a.configs]
+            row = [self.spread(self.results[(metric, c)], fmt)
+                   if (metric, c) in self.results else '–' for c in shown]
             r = self.ratios.get(metric)
             ratio = self.spread(r, '.3f') if r else ''
             print(f'| {label} | ' + ' | '.join(row) + f' | {ratio} |')
@@ -503,7 +518,8 @@ class Driver:
         """Requests per second, log scale, a group of bars per workload."""
         metrics = [m for m in ['nginx', 'memcached-set', 'memcached-get']
                    if (m, 'plain') in self.results]
-        configs = [c for c in CONFIGS if c in self.args.configs]
+        configs = [c for c in CONFIGS if c in self.args.configs and
+                   any((m, c) in self.results for m in metrics)]
         med = {k: statistics.median(v) for k, v in self.results.items()}
         top = max(med.values())
         lo_exp, hi_exp = 1, 1
@@ -572,6 +588,8 @@ def main():
     p.add_argument('--race-keys', type=int, default=20, help='memcslap -e under helgrind, drd')
     p.add_argument('--only', default='nginx,memcached')
     p.add_argument('--configs', default=','.join(CONFIGS))
+    p.add_argument('--rebuilt', action='append', default=[], metavar='SERVER:CONFIG=PATH',
+                   help='the server rebuilt with asan or tsan, e.g. memcached:asan=./memcached')
     p.add_argument('--svg', help='write the plot here')
     p.add_argument('--instr', action='store_true',
                    help='instructions per request instead (callgrind, plain and odebug)')
