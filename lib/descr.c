@@ -94,7 +94,13 @@ int odebug_descr_note_slow(const struct debug_obj_descr *d)
 	size_t i, s, h = hash_of(d);
 
 	e = find(d);
-	if (e && e->name == d->name && !strncmp(e->copy, d->name, NAME_COPY - 1))
+	/*
+	 * The name tells another module's descriptor at a reused address; ours
+	 * never move, and not reading their names keeps our read-only data
+	 * untouched once given back (trim.c).
+	 */
+	if (e && (odebug_self_holds(d) ||
+		  (e->name == d->name && !strncmp(e->copy, d->name, NAME_COPY - 1))))
 		goto out;
 	odebug_guard_enter();
 	odebug_spin_lock(&insert_lock);

@@ -331,6 +331,7 @@ void odebug_backtrace_skip_through(const void *fn);
 void odebug_trim_note(void);
 void odebug_trim(void);
 void odebug_trim_after(int event);
+bool odebug_self_holds(const void *p);
 
 /* "stack.c": thread stacks */
 void odebug_stack_init(void);

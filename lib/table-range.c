@@ -10,18 +10,29 @@
  */
 #include "table.h"
 
-/* A set of slots as the set of their slot chains: bit s to bit s ^ @shuffle. */
+/* Bit s of @x to bit s ^ 2^@k: swap its blocks of 2^@k bits (@low: their low halves). */
+#define SWAP_BLOCKS(x, k, low)	((((x) & (low)) << (1u << (k))) | (((x) >> (1u << (k))) & (low)))
+
+/*
+ * A set of slots as the set of their slot chains: bit s to bit s ^
+ * @shuffle.  The masks are immediates, not a table: the free path reads
+ * nothing of our read-only data, which stays given back (trim.c).
+ */
 static inline uint64_t shuffle_set(uint64_t x, unsigned int shuffle)
 {
-	static const uint64_t low[CHAIN_BITS] = {
-		0x5555555555555555ull, 0x3333333333333333ull, 0x0f0f0f0f0f0f0f0full,
-		0x00ff00ff00ff00ffull, 0x0000ffff0000ffffull, 0x00000000ffffffffull,
-	};
-	unsigned int k;
-
-	for (k = 0; k < CHAIN_BITS; k++)	/* xor with 2^k: swap blocks of 2^k */
-		if (shuffle >> k & 1)
-			x = (x & low[k]) << (1u << k) | (x >> (1u << k) & low[k]);
+	_Static_assert(CHAIN_BITS == 6, "one swap per bit of the shuffle");
+	if (shuffle & 1)
+		x = SWAP_BLOCKS(x, 0, 0x5555555555555555ull);
+	if (shuffle & 2)
+		x = SWAP_BLOCKS(x, 1, 0x3333333333333333ull);
+	if (shuffle & 4)
+		x = SWAP_BLOCKS(x, 2, 0x0f0f0f0f0f0f0f0full);
+	if (shuffle & 8)
+		x = SWAP_BLOCKS(x, 3, 0x00ff00ff00ff00ffull);
+	if (shuffle & 16)
+		x = SWAP_BLOCKS(x, 4, 0x0000ffff0000ffffull);
+	if (shuffle & 32)
+		x = SWAP_BLOCKS(x, 5, 0x00000000ffffffffull);
 	return x;
 }
 

@@ -55,6 +55,7 @@
 static struct { uintptr_t start, end; } ranges[TRIM_RANGES];
 static unsigned int nranges;
 static uintptr_t page_size;
+static uintptr_t self_lo, self_hi;	/* odebug_self_holds() */
 /* ODEBUG_TRIM_STARTED, ODEBUG_TRIM_THREADED as they happened; TRIM_DONE once given back. */
 #define TRIM_DONE	4
 #define ODEBUG_TRIM_BOTH	(ODEBUG_TRIM_STARTED | ODEBUG_TRIM_THREADED)
@@ -112,11 +113,30 @@ static bool page_shared(const struct dl_phdr_info *info, int self, uintptr_t pag
 	return false;
 }
 
+/* Our own object's span, all its segments: [self_lo, self_hi). */
+static void note_self(const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (!self_hi || lo < self_lo)
+			self_lo = lo;
+		if (lo + ph->p_memsz > self_hi)
+			self_hi = lo + ph->p_memsz;
+	}
+}
+
 static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 {
+	bool *trimming = ctx;
+
 	(void)size;
-	(void)ctx;
-	if (!wanted(info))
+	if (is_self(info))
+		note_self(info);
+	if (!*trimming || !wanted(info))
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum && nranges < TRIM_RANGES; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -150,17 +170,29 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
  * odebug_trim_note - find the segments odebug_trim() gives back
  *
  * In the constructor's half of the start (it calls the loader), after
- * libunwind is loaded.  A page a text relocation wrote is a copy, and
- * stays (odebug_trim()).  Nothing under valgrind: the program's code runs
- * from its translations, and the memory is valgrind's.
+ * libunwind is loaded; and our own object's span (odebug_self_holds()).
+ * A page a text relocation wrote is a copy, and stays (odebug_trim()).
+ * Nothing to trim under valgrind: the program's code runs from its
+ * translations, and the memory is valgrind's.
  */
 void odebug_trim_note(void)
 {
+	bool trimming = !RUNNING_ON_VALGRIND;
+
 	nranges = 0;
-	if (RUNNING_ON_VALGRIND)
-		return;
 	page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
-	dl_iterate_phdr(note_object, NULL);
+	dl_iterate_phdr(note_object, &trimming);
+}
+
+/**
+ * odebug_self_holds - is @p in libodebug's own object (its segments' span)?
+ *
+ * False before odebug_trim_note().  What is there is never unloaded
+ * (-z nodelete) and never moves.
+ */
+bool odebug_self_holds(const void *p)
+{
+	return (uintptr_t)p - self_lo < self_hi - self_lo;
 }
 
 /* Give back [lo, hi): file pages nobody wrote. */
