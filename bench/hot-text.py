@@ -12,8 +12,8 @@ resident.  Once started, libodebug returns its pages to the page cache
 touch.  Listed first, in one input section group of under 64 KiB, those
 calls touch one window, not every one.
 
-The list is what the workloads below execute outside the start: each is
-run under callgrind (without the selftest, whose misuses would reach the
+The list is what the workloads below (python-rss.py's threads,
+bench-locks' pairs) execute outside the start: each is run under callgrind (without the selftest, whose misuses would reach the
 report path), and the functions reached from the process's roots (not
 through our constructors, and not below odebug_enable_slow() or
 odebug_start_slow(), the start) are the hot ones, as "source function"
@@ -31,22 +31,6 @@ import re
 import subprocess
 import sys
 import tempfile
-
-THREADS_PY = '''
-import threading, hashlib, queue
-q = queue.Queue()
-def work():
-    while True:
-        n = q.get()
-        if n is None: return
-        h = hashlib.sha256()
-        for i in range(2000): h.update(str(i * n).encode())
-ts = [threading.Thread(target=work) for _ in range(4)]
-[t.start() for t in ts]
-[q.put(n) for n in range(400)]
-[q.put(None) for _ in ts]
-[t.join() for t in ts]
-'''
 
 # Where a call is the start, not a use: nothing below it is hot.
 START = {'odebug_enable_slow', 'odebug_start_slow'}
@@ -153,12 +137,10 @@ def sections(build):
 def main():
     build = sys.argv[1]
     lib = os.path.realpath(os.path.join(build, 'preload', 'libodebug.so'))
-    tmp = tempfile.mkdtemp(prefix='hot-text.')
-    with open(os.path.join(tmp, 'threads.py'), 'w') as f:
-        f.write(THREADS_PY)
     locks = os.path.join(build, 'bench', 'bench-locks')
-    workloads = [[sys.executable if sys.executable.startswith('/usr/') else '/usr/bin/python3',
-                  os.path.join(tmp, 'threads.py')],
+    # python-rss.py's workload: 4 threads hashing jobs from a queue.
+    workloads = [['/usr/bin/python3', os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   'python-rss.py'), '--maxrss'],
                  [locks, 'pair', '10000'], [locks, 'rdpair', '10000']]
     hot = {('', f) for f in START | TRIM}
     for cmd in workloads:
