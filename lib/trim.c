@@ -58,7 +58,7 @@ static uintptr_t page_size;
 static uintptr_t self_lo, self_hi;	/* odebug_self_holds() */
 /* ODEBUG_TRIM_STARTED, ODEBUG_TRIM_THREADED as they happened; TRIM_DONE once given back. */
 #define TRIM_DONE	4
-#define ODEBUG_TRIM_BOTH	(ODEBUG_TRIM_STARTED | ODEBUG_TRIM_THREADED)
+#define TRIM_BOTH	(ODEBUG_TRIM_STARTED | ODEBUG_TRIM_THREADED)
 static int trim_state;
 
 /* Our own object: the one whose segments hold this function. */
@@ -205,7 +205,7 @@ static void trim_run(uintptr_t lo, uintptr_t hi)
 /* Pages of [start, end) still the file's, given back in runs; a copied page stays. */
 static void trim_range(int fd, uintptr_t start, uintptr_t end)
 {
-	static uint64_t pm[PM_BATCH];	/* under the start: one thread at a time */
+	static uint64_t pm[PM_BATCH];	/* odebug_trim() runs once (or in a test) */
 	uintptr_t run = start;
 
 	while (start < end) {
@@ -269,7 +269,7 @@ void odebug_trim_after(int event)
 	if (likely(__atomic_load_n(&trim_state, __ATOMIC_RELAXED) & TRIM_DONE))
 		return;
 	s = __atomic_or_fetch(&trim_state, event, __ATOMIC_ACQ_REL);
-	if ((s & ODEBUG_TRIM_BOTH) != ODEBUG_TRIM_BOTH ||
+	if ((s & TRIM_BOTH) != TRIM_BOTH ||
 	    (__atomic_fetch_or(&trim_state, TRIM_DONE, __ATOMIC_ACQ_REL) & TRIM_DONE))
 		return;
 	odebug_trim();
