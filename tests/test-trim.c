@@ -3,8 +3,9 @@
  * The start's pages given back (trim.c), white-box: libunwind's read-only
  * segments leave the process's resident set, once, when both the start
  * and a thread have happened, and a page of ours that is no longer the
- * file's (as a debugger's breakpoint makes it) keeps its copy.  Linked with the core, this program is the "libodebug" whose
- * segments are noted.
+ * file's (as a debugger's breakpoint makes it) keeps its copy.  Linked
+ * with the core, this program is the "libodebug" whose segments are
+ * noted.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
