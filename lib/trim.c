@@ -14,10 +14,10 @@
  * nobody wrote); what runs later faults its pages back in, from the page
  * cache, without a system call.  The code the program's calls run is
  * listed first in our text (preload/hot-text.list), so it comes back as
- * one or two windows, not every one.  The price is paid once: three
- * madvise() calls, each zapping the pages it finds mapped, and the faults
- * that map back what runs (0.5 ms on a virtual machine whose every
- * page-table change is dear, BENCHMARKS.md).  A program that makes a
+ * one window, not every one.  The price is paid once: three madvise()
+ * calls (one an object), each zapping the pages it finds mapped, and the
+ * faults that map back what runs (0.2-0.5 ms on a virtual machine whose
+ * every page-table change is dear, BENCHMARKS.md).  A program that makes a
  * thread lives long enough for the pages to matter; one that never does
  * (a compiler, a shell's tools) is mostly gone before they would, and is
  * spared the price.
@@ -132,6 +132,7 @@ static void note_self(const struct dl_phdr_info *info)
 static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 {
 	bool *trimming = ctx;
+	bool joins = false;	/* the last segment was noted: the next may join it */
 
 	(void)size;
 	if (is_self(info))
@@ -142,9 +143,13 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
 
-		/* Never written: not the RELRO or data segment, nothing a relocation touched. */
-		if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) || lo >= hi)
+		if (ph->p_type != PT_LOAD || lo >= hi)
 			continue;
+		/* Never written: not the RELRO or data segment, nothing a relocation touched. */
+		if (ph->p_flags & PF_W) {
+			joins = false;
+			continue;
+		}
 		/* Whole pages of this segment's own: an end page another segment maps stays. */
 		lo &= ~(page_size - 1);
 		if (page_shared(info, i, lo))
@@ -154,14 +159,20 @@ static int note_object(struct dl_phdr_info *info, size_t size, void *ctx)
 			hi -= page_size;
 		if (lo >= hi)
 			continue;
-		/* Adjacent segments are one range: a system call costs more than a page. */
-		if (nranges && ranges[nranges - 1].end == lo) {
+		/*
+		 * Consecutive read-only segments are one range, with the hole
+		 * between them (the loader's PROT_NONE reservation for the
+		 * object, where a page is given back only if it is a file's,
+		 * odebug_trim()): a system call costs more than a page.
+		 */
+		if (joins && ranges[nranges - 1].end <= lo) {
 			ranges[nranges - 1].end = hi;
 		} else {
 			ranges[nranges].start = lo;
 			ranges[nranges].end = hi;
 			nranges++;
 		}
+		joins = true;
 	}
 	return 0;
 }
