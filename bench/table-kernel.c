@@ -24,8 +24,9 @@
 #define CHAINS		((size_t)1 << CHAIN_BITS)
 #define BOTH_CHAINS	3ull				/* a bucket's chain set */
 
-/* No chunk map here: the free check always asks the buckets. */
+/* No chunk map here (it covers no chunk): the free check always asks the buckets. */
 uint8_t *odebug_chunk_map;
+size_t odebug_map_chunks;
 
 /* Per chain: its head (a pool index). */
 static uint32_t *heads;

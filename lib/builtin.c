@@ -53,18 +53,16 @@ ODEBUG_HOT int odebug_builtin_on;
  * (pool_max as the start left it: a limit on address space lowers it.)
  */
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
-ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-ODEBUG_HOT unsigned int odebug_mutex_slot;
-ODEBUG_HOT unsigned int odebug_rwlock_slot;
+ODEBUG_HOT uint64_t odebug_mutex_key;
+ODEBUG_HOT uint64_t odebug_rwlock_key;
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
-ODEBUG_TLS int odebug_self_tid;
 
 /* This thread's id, cached (glibc's mutex __owner holds the same). */
 int odebug_builtin_self_tid(void)
 {
-	if (unlikely(!odebug_self_tid))
-		odebug_self_tid = odebug_gettid();
-	return odebug_self_tid;
+	if (unlikely(!odebug_tls.self_tid))
+		odebug_tls.self_tid = odebug_gettid();
+	return odebug_tls.self_tid;
 }
 
 static bool over_limit(void)
@@ -558,7 +556,7 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
 static void mcache_update(void *addr, const struct debug_obj_descr *d, bool tracked)
 {
 	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
-	unsigned int *slot = d == &odebug_mutex_descr ? &odebug_mutex_slot : &odebug_rwlock_slot;
+	uint64_t *key = d == &odebug_mutex_descr ? &odebug_mutex_key : &odebug_rwlock_key;
 	uint64_t w;
 
 	if (tracked) {
@@ -569,8 +567,8 @@ static void mcache_update(void *addr, const struct debug_obj_descr *d, bool trac
 	t = odebug_peek((uintptr_t)addr, &w);
 	if (!t || odebug_word_descr(w) != d)
 		return;
-	if (!odebug_load(slot))
-		odebug_store(slot, odebug_word_slot(w));
+	if (!odebug_load(key))
+		odebug_store(key, odebug_settled_key(odebug_word_slot(w)));
 	*e = t;
 }
 
@@ -683,7 +681,7 @@ void odebug_builtin_post(void *addr)
 	uint64_t mask;
 	int saved;
 
-	if (odebug_guard)
+	if (odebug_tls.guard)
 		return;
 	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) && post_changes_nothing(addr))
 		return;
@@ -706,7 +704,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
 
 	if (!odebug_interposer_ready())
 		return false;
-	if (sp > odebug_onstack_low) {
+	if (sp > odebug_tls.onstack_low) {
 		saved = errno;
 		odebug_stack_check_returned(sp);
 		errno = saved;
@@ -717,7 +715,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp)
 static void fork_child(void)
 {
 	odebug_store(&forked, 1);
-	odebug_self_tid = 0;
+	odebug_tls.self_tid = 0;
 	odebug_orphan_fork_child();
 }
 
@@ -731,5 +729,14 @@ void odebug_builtin_init(void)
 	if (!on)
 		return;
 	pthread_atfork(NULL, NULL, fork_child);
-	odebug_store(&odebug_builtin_on, on);
+	__atomic_fetch_or(&odebug_builtin_on, on, __ATOMIC_RELAXED);
+}
+
+/* From init.c's set_mode(): the interposers' fast paths follow the mode. */
+void odebug_builtin_mode(bool on)
+{
+	if (on)
+		__atomic_fetch_or(&odebug_builtin_on, ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_and(&odebug_builtin_on, ~ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
 }

@@ -21,12 +21,18 @@
 
 #include "internal.h"
 
-/* Set once libodebug is on: which families the options enabled. */
+/*
+ * Which families the options enabled (set once decided on), and STARTED
+ * while the mode is ODEBUG_MODE_ON (init.c's set_mode()): an interposer's
+ * fast path tests both in the one word it loads anyway.
+ */
 #define ODEBUG_BUILTIN_PTHREAD	1
 #define ODEBUG_BUILTIN_SEM	2
-extern int odebug_builtin_on;
+#define ODEBUG_BUILTIN_STARTED	4
+extern ODEBUG_HIDDEN int odebug_builtin_on;
+void odebug_builtin_mode(bool on);
 
-extern const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
+extern ODEBUG_HIDDEN const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
 	odebug_spin_descr, odebug_cond_descr, odebug_barrier_descr, odebug_sem_descr;
 
 static inline bool odebug_builtin_active(int family)
@@ -36,27 +42,23 @@ static inline bool odebug_builtin_active(int family)
 	return odebug_interposer_ready();
 }
 
-/* The first test alone: the family's checks are on (builtin_ready() follows). */
-static inline bool odebug_builtin_family_on(int family)
-{
-	return odebug_load(&odebug_builtin_on) & family;
-}
 
 /*
  * Returned frames (lib/stack.c), at an interposer's entry: did the
  * caller's frames return over an on-stack object?  The caller's stack
  * pointer is odebug_caller_sp() in the exported function itself (a call
  * inside libodebug runs on the dead frame's bytes and would see nothing).
- * The inline path (started, not under the guard, nothing on the stack
- * below the caller) is loads and compares only; anything else tail-calls
+ * The inline path (started: a bit of the word that said the family is
+ * on; not under the guard and nothing on the stack below the caller: the
+ * fast-path mark, one compare for both) is loads and compares only;
+ * anything else tail-calls
  * the cold copy (ODEBUG_INTERPOSER), since GCC gives up shrink-wrapping
  * when a conditional call precedes the real one: the disabled path stays
  * a branch and a tail call, the enabled one pays a load and a compare.
  */
-static inline __attribute__((always_inline)) bool odebug_builtin_fast(uintptr_t sp)
+static inline __attribute__((always_inline)) bool odebug_builtin_fast(int on, uintptr_t sp)
 {
-	return likely(!odebug_guard && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
-		      sp <= odebug_onstack_low);
+	return likely((on & ODEBUG_BUILTIN_STARTED) && sp <= odebug_tls.fast_sp);
 }
 bool odebug_builtin_enter_slow(uintptr_t sp);
 
@@ -77,24 +79,25 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
 	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
 							   ODEBUG_ARGS params)	\
 	{									\
+		int on = odebug_load(&odebug_builtin_on);			\
 		uintptr_t sp;							\
 										\
-		if (likely(!odebug_builtin_family_on(family)))			\
+		if (likely(!(on & (family))))					\
 			return next args;					\
 		sp = odebug_caller_sp();					\
-		if (unlikely(!odebug_builtin_fast(sp)))				\
+		if (unlikely(!odebug_builtin_fast(on, sp)))			\
 			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
 		return fn##_body(next, ODEBUG_ARGS args);			\
 	}
 
-/* This thread's id as glibc's __owner shows it (0 until odebug_builtin_self_tid() ran). */
-extern ODEBUG_TLS int odebug_self_tid;
-
-/* Does glibc record the calling thread as @addr's owner?  (One load and compare.) */
+/*
+ * Does glibc record the calling thread as @addr's owner?  (One load and
+ * compare; odebug_tls.self_tid is 0 until odebug_builtin_self_tid() ran.)
+ */
 static inline bool odebug_mutex_mine(const void *addr)
 {
 	return __atomic_load_n(&((const pthread_mutex_t *)addr)->__data.__owner,
-			       __ATOMIC_RELAXED) == odebug_self_tid;
+			       __ATOMIC_RELAXED) == odebug_tls.self_tid;
 }
 
 /*
@@ -105,15 +108,13 @@ static inline bool odebug_mutex_mine(const void *addr)
  * header makes that word unique to the live tracker of the address (a
  * retired or reused tracker fails it, and the pool is never unmapped while
  * on).  So a lock or unlock that hits reads one word of ours and writes
- * nothing.  Filled on a miss (builtin.c).
+ * nothing.  Filled on a miss (builtin.c); odebug_tls.mcache (internal.h).
  */
-#define ODEBUG_MCACHE_BITS	5
-extern ODEBUG_TLS struct odebug_tracker *odebug_mcache[1 << ODEBUG_MCACHE_BITS];
-extern unsigned int odebug_mutex_slot;	/* the mutex descriptor's registry slot */
+extern ODEBUG_HIDDEN uint64_t odebug_mutex_key;	/* the mutex descriptor's odebug_settled_key() */
 
 static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
 {
-	return &odebug_mcache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - ODEBUG_MCACHE_BITS)];
+	return &odebug_tls.mcache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - ODEBUG_MCACHE_BITS)];
 }
 
 static inline bool odebug_mutex_cached(const void *addr)
@@ -125,7 +126,7 @@ static inline bool odebug_mutex_cached(const void *addr)
 	 * re-initialised process-shared since the entry was made (tracked
 	 * mode: another thread's entry would still match its word).
 	 */
-	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_slot)) &&
+	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_key)) &&
 	       !odebug_glibc_mutex_pshared(addr);
 }
 
@@ -136,13 +137,13 @@ static inline bool odebug_mutex_cached(const void *addr)
  * ACTIVE (a writer) with nothing busy.  Not process-shared (its readers
  * are other processes' too).
  */
-extern unsigned int odebug_rwlock_slot;	/* the rwlock descriptor's registry slot */
+extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;	/* the rwlock descriptor's odebug_settled_key() */
 
 static inline bool odebug_rwlock_cached(const void *addr)
 {
 	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
 
-	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_rwlock_slot)) &&
+	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_rwlock_key)) &&
 	       !((const pthread_rwlock_t *)addr)->__data.__shared;
 }
 
@@ -236,7 +237,7 @@ void odebug_builtin_rwlock_unlock(void *addr);
  * words show, so "free active" is decided as for any object.  One load
  * and branch until a mutex whose hold glibc keeps is tracked.
  */
-extern int odebug_mutex_derived;
+extern ODEBUG_HIDDEN int odebug_mutex_derived;
 void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
 			      uintptr_t start, uintptr_t end);
 static inline void odebug_builtin_sync_range(struct odebug_bucket *b, uint64_t chains,

@@ -67,9 +67,9 @@ struct odebug_held_ext_ops {
 	bool (*keep)(const struct odebug_xhold *h);
 };
 
-extern const struct odebug_held_ext_ops odebug_held_stdio_ops, odebug_held_sigstack_ops,
+extern ODEBUG_HIDDEN const struct odebug_held_ext_ops odebug_held_stdio_ops, odebug_held_sigstack_ops,
 	odebug_held_tstack_ops;
-extern const struct debug_obj_descr odebug_stdio_descr, odebug_sigstack_descr,
+extern ODEBUG_HIDDEN const struct debug_obj_descr odebug_stdio_descr, odebug_sigstack_descr,
 	odebug_tstack_descr, odebug_module_descr;
 
 /* Records (held-ext.c).  set() replaces the record of (@family, @key, @tid). */
@@ -90,7 +90,7 @@ void odebug_xhold_settle(int family, uintptr_t addr);
 unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *out,
 			       unsigned int max, unsigned int skip);
 /* Records per family (held-store.c): the interposers' one load. */
-extern unsigned long odebug_hold_count[16];
+extern ODEBUG_HIDDEN unsigned long odebug_hold_count[16];
 bool odebug_xhold_current(const struct odebug_xhold *h);
 /* Is thread @tid of this process alive (held-sigstack.c)? */
 bool odebug_held_thread_alive(int tid);
@@ -104,12 +104,12 @@ bool odebug_held_ext_fixup(void *t, enum debug_obj_state state);
 struct odebug_held_stdio_calls {
 	int (*unbuffer)(void *stream);		/* glibc's setvbuf(stream, NULL, _IONBF, 0) */
 };
-extern const struct odebug_held_stdio_calls *odebug_held_stdio_calls;
+extern ODEBUG_HIDDEN const struct odebug_held_stdio_calls *odebug_held_stdio_calls;
 void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how);
 void odebug_held_stdio_closed(void *stream);
 
 /* sigaltstack: the real call (preload/sigaltstack.c), and the events. */
-extern int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
+extern ODEBUG_HIDDEN int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
 void odebug_held_sigstack_set(const stack_t *ss);
 void odebug_held_sigstack_thread_end(void);
 

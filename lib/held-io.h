@@ -55,7 +55,7 @@ struct odebug_held_io_req {
 	uintptr_t buf;			/* the buffer (for the report) */
 };
 
-extern const struct debug_obj_descr odebug_aio_descr, odebug_uring_descr;
+extern ODEBUG_HIDDEN const struct debug_obj_descr odebug_aio_descr, odebug_uring_descr;
 
 /* The request @r holds @addrs (@roles): replaces what the same request key held. */
 void odebug_held_io_take(const struct odebug_held_io_req *r, const uintptr_t *addrs,
@@ -85,7 +85,7 @@ struct odebug_held_aio_ops {
 	int (*error)(const void *aiocb);
 	int (*cancel)(int fd, void *aiocb);
 };
-extern const struct odebug_held_aio_ops *odebug_held_aio_ops;
+extern ODEBUG_HIDDEN const struct odebug_held_aio_ops *odebug_held_aio_ops;
 
 /* The AIO events (preload/aio.c), after the real call succeeded. */
 void odebug_held_aio_submit(const void *aiocb, int op);

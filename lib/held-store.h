@@ -60,12 +60,12 @@ struct odebug_holds {
 	struct odebug_hold_io io[ODEBUG_HOLDS_MAX + 1];	/* touched only by those families */
 };
 
-extern struct odebug_holds *odebug_holds;
-extern odebug_spinlock_t odebug_holds_lock;
-extern uint16_t odebug_hold_gen;		/* this process's: one more in each fork() child */
-extern unsigned long odebug_hold_version;	/* one more at each change of a record (locked) */
+extern ODEBUG_HIDDEN struct odebug_holds *odebug_holds;
+extern ODEBUG_HIDDEN odebug_spinlock_t odebug_holds_lock;
+extern ODEBUG_HIDDEN uint16_t odebug_hold_gen;		/* this process's: one more in each fork() child */
+extern ODEBUG_HIDDEN unsigned long odebug_hold_version;	/* one more at each change of a record (locked) */
 /* Records per family, held-ext.h's only (odebug_hold_count_add()). */
-extern unsigned long odebug_hold_count[16];
+extern ODEBUG_HIDDEN unsigned long odebug_hold_count[16];
 
 bool odebug_holds_map(void);
 void odebug_holds_full(void);

@@ -104,10 +104,10 @@ track_slow(void *t, const struct debug_obj_descr *d, const struct debug_obj_desc
 		 * but in no frame, so no returned frame takes it: the lowest
 		 * on-stack object stays what it was.
 		 */
-		uintptr_t low = odebug_onstack_low;
+		uintptr_t low = odebug_tls.onstack_low;
 
 		debug_object_init_on_stack(t, d);
-		odebug_onstack_low = low;
+		odebug_onstack_set(low);
 	} else if (odebug_on_stack((uintptr_t)t, &base))
 		debug_object_init_on_stack(t, d);
 	else

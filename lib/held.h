@@ -32,12 +32,12 @@ enum odebug_held_family {
 	ODEBUG_HELD_FAMILIES,
 };
 
-extern const struct debug_obj_descr odebug_epoll_descr, odebug_ptimer_descr;
+extern ODEBUG_HIDDEN const struct debug_obj_descr odebug_epoll_descr, odebug_ptimer_descr;
 
 /* Set once on (check_held=1): the interposers' one load. */
-extern int odebug_held_on;
+extern ODEBUG_HIDDEN int odebug_held_on;
 /* Registrations with EPOLLONESHOT armed: epoll_wait looks only when nonzero. */
-extern unsigned long odebug_held_oneshots;
+extern ODEBUG_HIDDEN unsigned long odebug_held_oneshots;
 
 /*
  * Descriptors below this, one bit each: [0] those with a hold (close
@@ -46,7 +46,7 @@ extern unsigned long odebug_held_oneshots;
  * words share a page.
  */
 #define ODEBUG_HELD_FDS	65536
-extern uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64][2];
+extern ODEBUG_HIDDEN uint64_t odebug_held_fdbits[ODEBUG_HELD_FDS / 64][2];
 
 /*
  * Before a hold is taken (the interposers test odebug_held_on first:
@@ -65,7 +65,7 @@ static inline bool odebug_held_active(void)
  */
 static inline bool odebug_held_live(void)
 {
-	return odebug_load(&odebug_mode) == ODEBUG_MODE_ON && !odebug_guard;
+	return odebug_load(&odebug_mode) == ODEBUG_MODE_ON && !odebug_tls.guard;
 }
 
 /* Could @v be a pointer into our memory?  (lib/held.c says why this test.) */
@@ -104,7 +104,7 @@ struct odebug_held_timer_ops {
 	bool (*armed)(uint64_t id, int ver);	/* timer_gettime: it_value not zero */
 	void (*disarm)(uint64_t id, int ver);	/* timer_settime with a zero it_value */
 };
-extern const struct odebug_held_timer_ops *odebug_held_timer_ops;
+extern ODEBUG_HIDDEN const struct odebug_held_timer_ops *odebug_held_timer_ops;
 
 /* Every family's descriptors and trackers (held.c). */
 bool odebug_held_any_value(void *addr);

@@ -36,15 +36,22 @@ static void set_mode(enum odebug_mode mode)
 	if (mode == ODEBUG_MODE_OFF)
 		__atomic_store_n(&__debug_objects_on, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&odebug_mode, mode, __ATOMIC_RELEASE);
+	odebug_builtin_mode(mode == ODEBUG_MODE_ON);
 }
 
 /*
- * Set while this thread holds one of our locks, unwinds, symbolises or maps
- * memory, and from fork()'s prepare to its parent/child handlers.  A free()
- * or API call made under it (from libunwind, dladdr, a signal handler) goes
- * straight through.  Initial-exec: a dynamic TLS access may itself malloc.
+ * This thread's words (internal.h).  The guard: a free() or API call made
+ * under it (from libunwind, dladdr, a signal handler) goes straight
+ * through.  onstack_low: the lowest address on this thread's stack where
+ * an on-stack object may still be tracked (UINTPTR_MAX: none); a call
+ * into libodebug from a frame above it may find objects of frames that
+ * have returned (stack.c).  Initial-exec: a dynamic TLS access may itself
+ * malloc.
  */
-ODEBUG_TLS int odebug_guard;
+ODEBUG_TLS struct odebug_tls odebug_tls = {
+	.fast_sp = UINTPTR_MAX,
+	.onstack_low = UINTPTR_MAX,
+};
 
 void odebug_disable(void)
 {
@@ -287,7 +294,7 @@ __attribute__((constructor)) static void odebug_constructor(void)
  */
 __attribute__((destructor)) static void odebug_destructor(void)
 {
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT && odebug_guard == 0)
+	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT && odebug_tls.guard == 0)
 		odebug_report_at_exit();
 }
 

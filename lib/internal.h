@@ -18,8 +18,37 @@
  * costs the free path the same one compare as "mode == ODEBUG_MODE_ON".
  */
 enum odebug_mode { ODEBUG_MODE_UNINIT, ODEBUG_MODE_OFF, ODEBUG_MODE_ON, ODEBUG_MODE_IDLE };
-extern int odebug_mode;
-extern ODEBUG_TLS int odebug_guard;
+extern ODEBUG_HIDDEN int odebug_mode;
+
+/*
+ * This thread's words on the fast paths, in one block: a shared object's
+ * initial-exec TLS costs a GOT load per variable, and an interposer reads
+ * several (the guard, the returned-frames mark, the lock cache).
+ */
+#define ODEBUG_MCACHE_BITS	5
+struct odebug_tls {
+	/*
+	 * An interposer whose caller's stack pointer is at or below this
+	 * takes its fast path: onstack_low, or 0 under the guard, so that one
+	 * compare tests both (odebug_guard_enter(), odebug_onstack_set()).
+	 */
+	uintptr_t fast_sp;
+	/*
+	 * "stack.c": no on-stack object of this thread lies below it; a call
+	 * whose caller's stack pointer is above it checks the returned frames.
+	 */
+	uintptr_t onstack_low;
+	/*
+	 * Set while this thread holds one of our locks, unwinds, symbolises
+	 * or maps memory, and from fork()'s prepare to its parent/child
+	 * handlers: a call made under it goes straight through (init.c).
+	 */
+	int guard;
+	int self_tid;	/* "builtin.c": glibc's __owner of this thread, 0 until read */
+	/* "builtin.c": the locks this thread took whose holds glibc keeps (builtin.h) */
+	struct odebug_tracker *mcache[1 << ODEBUG_MCACHE_BITS];
+};
+extern ODEBUG_HIDDEN ODEBUG_TLS struct odebug_tls odebug_tls;
 bool odebug_enable_slow(void);
 bool odebug_start_slow(void);
 bool odebug_selftesting(void);
@@ -34,10 +63,10 @@ static inline bool odebug_on(void)
 	int mode = odebug_load(&odebug_mode);
 
 	if (likely(mode == ODEBUG_MODE_ON))
-		return odebug_guard == 0;
+		return odebug_tls.guard == 0;
 	if (likely(mode == ODEBUG_MODE_OFF))
 		return false;
-	return odebug_start_slow() && odebug_guard == 0;
+	return odebug_start_slow() && odebug_tls.guard == 0;
 }
 
 /*
@@ -49,17 +78,36 @@ static inline bool odebug_interposer_ready(void)
 {
 	int mode;
 
-	if (odebug_guard)
+	if (odebug_tls.guard)
 		return false;
 	mode = odebug_load(&odebug_mode);
 	if (likely(mode == ODEBUG_MODE_ON))
 		return true;
 	/* The first checked call starts libodebug, as an API call does. */
-	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_guard == 0;
+	return mode == ODEBUG_MODE_IDLE && odebug_start_slow() && odebug_tls.guard == 0;
 }
 
-static inline void odebug_guard_enter(void) { odebug_guard++; __atomic_signal_fence(__ATOMIC_SEQ_CST); }
-static inline void odebug_guard_exit(void) { __atomic_signal_fence(__ATOMIC_SEQ_CST); odebug_guard--; }
+/*
+ * The fast-path mark drops before the guard is counted and rises after it
+ * is released: a signal handler between the two sees the guard or takes
+ * the cold path, which reads the guard itself.
+ */
+static inline void odebug_guard_enter(void)
+{
+	odebug_tls.fast_sp = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	odebug_tls.guard++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void odebug_guard_exit(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (--odebug_tls.guard == 0) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		odebug_tls.fast_sp = odebug_tls.onstack_low;
+	}
+}
 
 /*
  * "options.c": the one table of ODEBUG_OPTIONS.  The numbers, which the
@@ -96,8 +144,8 @@ struct odebug_option_strings {
 	char symbolizer[ODEBUG_OPT_STRLEN];
 	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/modules.c */
 };
-extern struct odebug_options odebug_opt;
-extern struct odebug_option_strings odebug_opt_str;
+extern ODEBUG_HIDDEN struct odebug_options odebug_opt;
+extern ODEBUG_HIDDEN struct odebug_option_strings odebug_opt_str;
 void odebug_options_parse(const char *text);
 void odebug_options_help(void);
 #define ODEBUG_QUOTE_LEN (64 * 4 + 4)
@@ -147,7 +195,7 @@ bool odebug_pool_fill(void);
  * beside the pool (NULL otherwise): trackers stay 16 bytes without them.
  */
 enum odebug_origin { ODEBUG_ORIGIN_INIT, ODEBUG_ORIGIN_ACTIVATE };
-extern uint32_t (*odebug_origins)[2];
+extern ODEBUG_HIDDEN uint32_t (*odebug_origins)[2];
 
 static inline uint32_t odebug_tracker_origin(const struct odebug_tracker *t,
 					     enum odebug_origin which)
@@ -173,12 +221,12 @@ void odebug_pool_restore(const struct debug_objects_stats *s);
 
 /* "debugobjects.c": the state machine */
 void odebug_reclaim_last_freed(void);
-extern unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+extern ODEBUG_HIDDEN unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state);
 
 /* "freecheck.c": the free check */
-extern unsigned long odebug_max_checked;
+extern ODEBUG_HIDDEN unsigned long odebug_max_checked;
 void odebug_check_range_slow(uintptr_t start, uintptr_t end);
 
 /* The free check of [start, end): a lockless look first (table.c). */
@@ -212,10 +260,10 @@ void odebug_unload_before(struct odebug_unload *u);
 void odebug_unload_after(struct odebug_unload *u);
 
 /* "report.c": what a misuse looks like, and what follows it */
-extern const char *const odebug_state_names[ODEBUG_STATE_MAX];
+extern ODEBUG_HIDDEN const char *const odebug_state_names[ODEBUG_STATE_MAX];
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
-extern const struct debug_obj_descr *odebug_quiet_descr;
+extern ODEBUG_HIDDEN const struct debug_obj_descr *odebug_quiet_descr;
 void odebug_report_init(void);
 void odebug_report_lock(void);
 void odebug_report_unlock(void);
@@ -229,10 +277,10 @@ void odebug_report_active_objects(void);
 
 /* "descr.c": the descriptor registry; descriptors whose module may be gone */
 int odebug_descr_note_slow(const struct debug_obj_descr *d);
-extern ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
-extern ODEBUG_TLS int odebug_descr_last_slot;
-extern ODEBUG_TLS unsigned int odebug_descr_last_epoch;
-extern unsigned int odebug_descr_epoch;
+extern ODEBUG_HIDDEN ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
+extern ODEBUG_HIDDEN ODEBUG_TLS int odebug_descr_last_slot;
+extern ODEBUG_HIDDEN ODEBUG_TLS unsigned int odebug_descr_last_epoch;
+extern ODEBUG_HIDDEN unsigned int odebug_descr_epoch;
 
 /*
  * The slot of @d, registered when a tracker is made: two compares, unless
@@ -340,9 +388,16 @@ void odebug_stack_prepare(void);
 void odebug_stack_learn(bool main);
 void odebug_stack_note_main(void);
 void odebug_thread_begin(bool main);	/* "thread.c" */
-extern bool odebug_thread_hook;
+extern ODEBUG_HIDDEN bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
-extern ODEBUG_TLS uintptr_t odebug_onstack_low;
+/* A new returned-frames mark: the fast-path mark follows it outside the guard. */
+static inline void odebug_onstack_set(uintptr_t low)
+{
+	odebug_tls.onstack_low = low;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!odebug_tls.guard)
+		odebug_tls.fast_sp = low;
+}
 void odebug_stack_mark(uintptr_t addr);
 void odebug_stack_check_returned(uintptr_t sp);
 
@@ -370,7 +425,7 @@ void odebug_stack_check_returned(uintptr_t sp);
 #define odebug_check_returned_above(above)					\
 	do {									\
 		uintptr_t sp_ = odebug_caller_sp() + (above);			\
-		if (unlikely(sp_ > odebug_onstack_low))				\
+		if (unlikely(sp_ > odebug_tls.onstack_low))				\
 			odebug_stack_check_returned(sp_);			\
 	} while (0)
 

@@ -25,13 +25,6 @@
  */
 static ODEBUG_TLS uintptr_t stack_lo, stack_hi, stack_used_hi;
 static ODEBUG_TLS int exit_watched;
-
-/*
- * The lowest address on this thread's stack where an on-stack object may
- * still be tracked (UINTPTR_MAX: none).  A call into libodebug from a frame
- * above it may find objects of frames that have returned.
- */
-ODEBUG_TLS uintptr_t odebug_onstack_low = UINTPTR_MAX;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
 static size_t static_tls_size;	/* glibc's, with the thread descriptor */
@@ -207,8 +200,8 @@ void odebug_stack_watch_exit(void)
 /* debug_object_init_on_stack: an object at @addr, if on this stack. */
 void odebug_stack_mark(uintptr_t addr)
 {
-	if (addr >= stack_lo && addr < stack_hi && addr < odebug_onstack_low)
-		odebug_onstack_low = addr;
+	if (addr >= stack_lo && addr < stack_hi && addr < odebug_tls.onstack_low)
+		odebug_onstack_set(addr);
 }
 
 /*
@@ -230,7 +223,7 @@ static bool describe_gone(struct odebug_snapshot *o, void *arg)
  * @sp:	the stack pointer of the caller of libodebug (an address in the
  *	frame of our entry point will do: nothing of the caller's lies below)
  *
- * Called when @sp is above odebug_onstack_low.  Objects below @sp on this
+ * Called when @sp is above odebug_tls.onstack_low.  Objects below @sp on this
  * thread's stack are in frames that are gone, unless the caller is not
  * running on this thread's stack at all (a coroutine stack, or a signal
  * handler on an alternate stack): then every frame of the thread's stack
@@ -238,7 +231,7 @@ static bool describe_gone(struct odebug_snapshot *o, void *arg)
  */
 void odebug_stack_check_returned(uintptr_t sp)
 {
-	uintptr_t lo = odebug_onstack_low;
+	uintptr_t lo = odebug_tls.onstack_low;
 	stack_t ss;
 
 	if (sp <= stack_lo || sp > stack_hi)
@@ -246,7 +239,7 @@ void odebug_stack_check_returned(uintptr_t sp)
 	if (lo < stack_lo)
 		lo = stack_lo;
 	if (!odebug_range_may_hold(lo, sp)) {
-		odebug_onstack_low = sp;	/* freed before it returned */
+		odebug_onstack_set(sp);	/* freed before it returned */
 		return;
 	}
 	odebug_guard_enter();
@@ -256,6 +249,6 @@ void odebug_stack_check_returned(uintptr_t sp)
 	}
 	odebug_guard_exit();
 	/* Before reporting: a signal handler's call below sp must not rescan. */
-	odebug_onstack_low = sp;
+	odebug_onstack_set(sp);
 	odebug_drop_range(lo, sp, describe_gone, NULL);
 }

@@ -60,12 +60,11 @@ _Static_assert(EIGHTH_SHIFT > CELL_SHIFT && CELLS / 8 == 16,
  * first, so that the 64 buckets of a region, which share a class, have
  * their masks on 1 KiB of one page.
  */
-extern uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
+extern ODEBUG_HIDDEN uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
 #define occupied odebug_occupied
 /* Per chunk below MAP_LIMIT: the eighths that may hold a tracker; NULL if unmapped. */
 #define chunk_map odebug_chunk_map
-/* The chunks the map covers: MAP_BYTES, 0 without a map (one compare for both). */
-extern size_t odebug_map_chunks;
+/* The chunks the map covers (tracker.h). */
 #define map_chunks odebug_map_chunks
 
 static inline size_t bucket_index(uint64_t hash)

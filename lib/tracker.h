@@ -81,7 +81,7 @@
 #endif
 
 /* No thread but this one can exist (lib/thread.c; set by preload/clone.c). */
-extern bool odebug_one_thread;
+extern ODEBUG_HIDDEN bool odebug_one_thread;
 
 /*
  * One tracker per tracked address: 16 bytes on LP64 (asserted below).
@@ -179,7 +179,7 @@ struct odebug_descr_entry {
 	const char *name;
 	char copy[48];
 };
-extern struct odebug_descr_entry odebug_descr_entries[];
+extern ODEBUG_HIDDEN struct odebug_descr_entry odebug_descr_entries[];
 
 /* The descriptor a tracker's slot names (registered before the tracker was made). */
 static inline const struct debug_obj_descr *odebug_descr_at(unsigned int slot)
@@ -332,20 +332,31 @@ static inline void odebug_tracker_set_tracked(struct odebug_tracker *t, uintptr_
 }
 
 /*
- * Without any lock: is @t the tracker of @addr with descriptor slot @slot,
- * INACTIVE or ACTIVE, busy clear?  One load and one compare (INACTIVE and
- * ACTIVE differ in the state's low bit): the mutex cache's check.
+ * The half of a settled tracker's word that does not depend on the
+ * address (odebug_tracker_settled()), made once per descriptor slot; never
+ * 0, which stands for "not known yet" and matches no word.
  */
-static inline bool odebug_tracker_settled(const struct odebug_tracker *t, uintptr_t addr,
-					  unsigned int slot)
+static inline uint64_t odebug_settled_key(unsigned int slot)
 {
-	_Static_assert((ODEBUG_STATE_INACTIVE | 1) == ODEBUG_STATE_ACTIVE, "one bit apart");
-	return (odebug_tracker_word(t) | 1) == odebug_word(addr, slot, ODEBUG_STATE_ACTIVE);
+	return odebug_word(0, slot, ODEBUG_STATE_ACTIVE);
 }
 
-extern struct odebug_tracker *odebug_pool_base;
+/*
+ * Without any lock: is @t the tracker of @addr with the descriptor slot
+ * of @key (odebug_settled_key()), INACTIVE or ACTIVE, busy clear?  One
+ * load and one compare (INACTIVE and ACTIVE differ in the state's low
+ * bit): the mutex cache's check.
+ */
+static inline bool odebug_tracker_settled(const struct odebug_tracker *t, uintptr_t addr,
+					  uint64_t key)
+{
+	_Static_assert((ODEBUG_STATE_INACTIVE | 1) == ODEBUG_STATE_ACTIVE, "one bit apart");
+	return (odebug_tracker_word(t) | 1) == (odebug_word(addr, 0, 0) | key);
+}
+
+extern ODEBUG_HIDDEN struct odebug_tracker *odebug_pool_base;
 /* Indexes below this are mapped (never unmapped while on): lockless reads. */
-extern unsigned long odebug_pool_reserved;
+extern ODEBUG_HIDDEN unsigned long odebug_pool_reserved;
 
 /* Trackers are named by their 32-bit index in the pool; 0 is none. */
 static inline struct odebug_tracker *odebug_tracker_at(uint32_t index)
@@ -358,7 +369,7 @@ static inline uint32_t odebug_tracker_index(const struct odebug_tracker *t)
 	return (uint32_t)(t - odebug_pool_base);
 }
 
-extern unsigned long odebug_trackers_out;
+extern ODEBUG_HIDDEN unsigned long odebug_trackers_out;
 void odebug_pool_drain_cache(void);
 
 /* Can anything be tracked?  Zero is exact: the free() fast path. */
@@ -380,7 +391,7 @@ static inline bool odebug_tracking_any(void)
 struct odebug_span {
 	uintptr_t lo, hi;
 };
-extern struct odebug_span odebug_span;
+extern ODEBUG_HIDDEN struct odebug_span odebug_span;
 void odebug_span_reset(void);
 
 /*
@@ -440,7 +451,7 @@ struct odebug_bucket {
 	uint32_t count;				/* trackers in the bucket */
 	uint32_t heads[128] __attribute__((aligned(64)));
 } __attribute__((aligned(64)));
-extern struct odebug_bucket *odebug_buckets;
+extern ODEBUG_HIDDEN struct odebug_bucket *odebug_buckets;
 
 /*
  * The hash of @addr's chunk: its top ODEBUG_HASH_BITS pick the bucket,
@@ -499,7 +510,7 @@ static inline struct odebug_bucket *odebug_bucket_of(uintptr_t addr)
 #define ODEBUG_BUCKET_BYTES	(sizeof(struct odebug_bucket) << ODEBUG_HASH_BITS)
 #define ODEBUG_BUCKET_PAGES	((ODEBUG_BUCKET_BYTES + (1u << ODEBUG_BUCKET_PAGE_SHIFT) - 1) >> \
 				 ODEBUG_BUCKET_PAGE_SHIFT)
-extern uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
+extern ODEBUG_HIDDEN uint64_t odebug_bucket_pages_used[(ODEBUG_BUCKET_PAGES + 63) / 64];
 bool odebug_bucket_first_use(size_t page, bool wait);
 
 static inline size_t odebug_bucket_page(const struct odebug_bucket *b)
@@ -545,7 +556,7 @@ static inline bool odebug_bucket_trylock(struct odebug_bucket *b)
 bool odebug_buckets_init(void);
 void odebug_buckets_fini(void);
 void odebug_stat_max(unsigned long *stat, unsigned long value);
-extern unsigned long odebug_max_chain;
+extern ODEBUG_HIDDEN unsigned long odebug_max_chain;
 /*
  * A visit of the buckets of a range: @chains is the set of the bucket's
  * chains that can hold an object in [start, end), to pass to
@@ -592,8 +603,25 @@ static inline bool odebug_range_may_hold(uintptr_t start, uintptr_t end)
  * nonzero while a tracker of the chunk may exist (RELIABILITY.md); NULL
  * when unmapped.
  */
-extern uint8_t *odebug_chunk_map;
+extern ODEBUG_HIDDEN uint8_t *odebug_chunk_map;
 #define ODEBUG_MAP_LIMIT	((uintptr_t)1 << 47)
+/* The chunks the map covers: its size, 0 without a map (one compare for both). */
+extern ODEBUG_HIDDEN size_t odebug_map_chunks;
+
+/*
+ * The free path's first look, inline: does [start, end) lie in one chunk
+ * that the map leaves unmarked?  Then no object tracked now starts in it.
+ * False asks odebug_map_may_hold(), which knows the rest (a larger block,
+ * a marked chunk's masks).  Most blocks of a heap that holds tracked
+ * objects elsewhere end here.
+ */
+static inline bool odebug_chunk_unmarked(uintptr_t start, uintptr_t end)
+{
+	uintptr_t c = start >> ODEBUG_CHUNK_SHIFT;
+
+	return ((end - 1) >> ODEBUG_CHUNK_SHIFT) == c && c < odebug_load(&odebug_map_chunks) &&
+	       !__atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
+}
 /*
  * The chain head of @addr (table.c's header): its 32-byte cell in its
  * chunk, xored with the shuffle (table.c's shuffle_of_hash()) of the seven

@@ -59,9 +59,9 @@ static __attribute__((noinline)) void check_deleted(void *p, size_t size, uintpt
 	uintptr_t m = (uintptr_t)p;
 
 	if (!p || odebug_load(&odebug_mode) != ODEBUG_MODE_ON || !odebug_tracking_any() ||
-	    odebug_guard || !odebug_opt.check_free)
+	    odebug_tls.guard || !odebug_opt.check_free)
 		return;
-	if (unlikely(sp > odebug_onstack_low))
+	if (unlikely(sp > odebug_tls.onstack_low))
 		odebug_stack_check_returned(sp);
 	if (!size) {
 		if ((m & (__alignof__(void *) - 1)) || !odebug_next_usable_size)

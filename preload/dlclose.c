@@ -93,7 +93,7 @@ static int check_dlclose(int (*next)(void *), void *handle)
 	bool started;
 	int ret;
 
-	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON) || odebug_guard)
+	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON) || odebug_tls.guard)
 		return next(handle);
 	if (!*(void *volatile *)&handle)	/* declared nonnull, but callers err */
 		return next(handle);

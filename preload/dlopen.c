@@ -59,7 +59,7 @@ static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, 
 	void *handle = odebug_dlopen_as_caller(open_next, (void *)next, file, mode, ra);
 	int saved = errno;
 
-	if (handle && !odebug_guard) {
+	if (handle && !odebug_tls.guard) {
 		odebug_opens_add(handle, mode & RTLD_NODELETE);
 		odebug_modules_scan();
 	}

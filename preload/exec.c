@@ -102,7 +102,7 @@ static void before_exec(void)
 {
 	int saved_errno = errno;
 
-	if (odebug_guard == 0)
+	if (odebug_tls.guard == 0)
 		odebug_report_before_exec();
 	errno = saved_errno;
 }

@@ -22,7 +22,7 @@
 bool odebug_release_checking(void)
 {
 	return unlikely(odebug_load(&odebug_mode) == ODEBUG_MODE_ON) &&
-	       !odebug_guard && odebug_opt.check_free &&
+	       !odebug_tls.guard && odebug_opt.check_free &&
 	       odebug_tracking_any();
 }
 

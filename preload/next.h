@@ -13,18 +13,19 @@
 #define ODEBUG_V_BASE "GLIBC_2.2.5"
 #endif
 
-extern void (*odebug_next_free)(void *p);
-extern void *(*odebug_next_realloc)(void *p, size_t size);
-extern int (*odebug_next_munmap)(void *addr, size_t len);
-extern void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
+extern ODEBUG_HIDDEN void (*odebug_next_free)(void *p);
+extern ODEBUG_HIDDEN void *(*odebug_next_realloc)(void *p, size_t size);
+extern ODEBUG_HIDDEN int (*odebug_next_munmap)(void *addr, size_t len);
+extern ODEBUG_HIDDEN void *(*odebug_next_mremap)(void *old, size_t old_size, size_t new_size,
 				   int flags, void *new_addr);
-extern size_t (*odebug_next_usable_size)(void *p);
-extern int (*odebug_next_dlclose)(void *handle);
-extern int (*odebug_next_dlclose_base)(void *handle);	/* dlclose@ODEBUG_V_BASE */
-extern size_t odebug_page_size;
+extern ODEBUG_HIDDEN size_t (*odebug_next_usable_size)(void *p);
+extern ODEBUG_HIDDEN int (*odebug_next_dlclose)(void *handle);
+extern ODEBUG_HIDDEN int (*odebug_next_dlclose_base)(void *handle);	/* dlclose@ODEBUG_V_BASE */
+extern ODEBUG_HIDDEN size_t odebug_page_size;
 void *odebug_next_at(const char *name, const char *version);
+void *odebug_program_definition(const char *name);
 void odebug_free_probe(void);
-extern ODEBUG_TLS int odebug_free_reached;
+extern ODEBUG_HIDDEN ODEBUG_TLS int odebug_free_reached;
 
 /* "mmap.c": what every mapping release path shares (replace.c too) */
 #include <stdbool.h>

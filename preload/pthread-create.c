@@ -101,7 +101,7 @@ static int prepared_c11_start(void *p)
 /* The block a new thread gets, or NULL to start it unprepared. */
 static struct start *start_block(void)
 {
-	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_guard ||
+	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_tls.guard ||
 	    !threads_prepared)
 		return NULL;
 	odebug_thread_begin(false);	/* the creator, if it was made unseen */

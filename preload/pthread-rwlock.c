@@ -75,8 +75,32 @@ INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rw
 		return r;							\
 	}									\
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
-LOCK_FN(rdlock, BUILTIN_RDLOCK)
 LOCK_FN(wrlock, BUILTIN_LOCK)
+
+/* Out of line: the cached read lock's frame stays empty, a tail call. */
+static __attribute__((noinline)) int rdlock_slow(int (*next)(pthread_rwlock_t *),
+						 pthread_rwlock_t *rw)
+{
+	int r = next(rw);
+
+	locked_slow(rw, r, BUILTIN_RDLOCK);
+	return r;
+}
+
+/*
+ * A read lock of a cached rwlock has nothing to do whatever glibc answers
+ * (0, or EBUSY, EAGAIN, EDEADLK: glibc's untimed read locks never say
+ * EINVAL), so the cache is asked first and glibc's call is a tail call.
+ * The answer holds across the call: the entry's tracker is INACTIVE or
+ * held by a writer, and a read hold changes neither.
+ */
+ODEBUG_INLINE int rdlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	if (likely(odebug_rwlock_cached(rw)))
+		return next(rw);
+	return rdlock_slow(next, rw);
+}
+ODEBUG_INTERPOSER(PT, int, rdlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_rdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_wrlock, (pthread_rwlock_t *rw), (rw), wrlock);

@@ -40,7 +40,7 @@ static void free_hook(const volatile void *vp)
 	const void *p = (const void *)(uintptr_t)vp;
 	size_t size;
 
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON || !p || odebug_guard ||
+	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON || !p || odebug_tls.guard ||
 	    !odebug_tracking_any() || !odebug_opt.check_free)
 		return;
 	if (!get_ownership(p))
