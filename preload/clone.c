@@ -238,7 +238,7 @@ int __clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
 /* The program reaches @ours when it calls @name. */
 static bool reached(const char *name, void *ours)
 {
-	return dlsym(RTLD_DEFAULT, name) == ours;
+	return odebug_program_definition(name) == ours;
 }
 
 __attribute__((constructor(101))) static void clone_watch(void)

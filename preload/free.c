@@ -146,7 +146,7 @@ void odebug_free_probe(void)
 	if (libc && odebug_next_usable_size) {
 		*(void **)&libc_malloc = dlsym(libc, "malloc");
 		/* Blocks made by the program's malloc, freed by our next free(). */
-		same = libc_malloc && *(void **)&libc_malloc == dlsym(RTLD_DEFAULT, "malloc") &&
+		same = libc_malloc && *(void **)&libc_malloc == odebug_program_definition("malloc") &&
 		       dlsym(libc, "free") == *(void **)&odebug_next_free &&
 		       dlsym(libc, "malloc_usable_size") == *(void **)&odebug_next_usable_size;
 	}
@@ -163,6 +163,9 @@ void odebug_free_probe(void)
 		odebug_next_free(p);
 	}
 	ptmalloc = same;
+	if (!same && odebug_opt.verbosity)
+		odebug_message("free(): not glibc's allocator as libodebug reads it: each block "
+			       "is sized by malloc_usable_size(), a call per free()", (char *)NULL);
 }
 
 /*
@@ -173,9 +176,9 @@ __attribute__((noinline)) static void check_block(void *p, uintptr_t sp)
 {
 	size_t size;
 
-	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size)
+	if (odebug_tls.guard || !odebug_opt.check_free || !odebug_next_usable_size)
 		return;
-	if (unlikely(sp > odebug_onstack_low))
+	if (unlikely(sp > odebug_tls.onstack_low))
 		odebug_stack_check_returned(sp);
 	size = block_size(p);	/* errno: odebug_check_range() */
 	if (size && size < SANE_BLOCK_SIZE)
@@ -200,7 +203,7 @@ static inline __attribute__((always_inline)) void free_tracking(void *p, uintptr
 	uintptr_t m = (uintptr_t)p;
 	size_t size;
 
-	if (unlikely(sp > odebug_onstack_low))
+	if (unlikely(sp > odebug_tls.onstack_low))
 		goto check;
 	if (ptmalloc) {
 		/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
@@ -215,7 +218,7 @@ static inline __attribute__((always_inline)) void free_tracking(void *p, uintptr
 		goto check;
 	size = odebug_next_usable_size(p);	/* exact: no need to ask again */
 	if (size && size < SANE_BLOCK_SIZE && odebug_range_may_hold(m, m + size) &&
-	    !odebug_guard && odebug_opt.check_free)
+	    !odebug_tls.guard && odebug_opt.check_free)
 		odebug_check_range_slow(m, m + size);	/* errno: kept there */
 done:
 	odebug_next_free(p);
@@ -238,19 +241,41 @@ __attribute__((noinline)) static void free_enabled(void *p, uintptr_t sp)
 	odebug_next_free(p);
 }
 
-/* free() enabled, the block above the span, the returned-frames mark below the caller. */
+/* free() enabled, the returned-frames mark below the caller: the frames, then the block. */
 __attribute__((noinline)) static void free_returned(void *p, uintptr_t sp)
 {
+	if (!p)
+		return free_enabled(p, sp);
 	check_block(p, sp);
 	odebug_next_free(p);
 }
 
 /*
+ * Below the span's end, the common case, inline: glibc's block in one
+ * chunk the map leaves unmarked (free_tracking() reads the same size word, and decides the
+ * rest).
+ */
+static inline __attribute__((always_inline)) bool free_far(void *p)
+{
+	uintptr_t m = (uintptr_t)p;
+	size_t size;
+
+	if (!ptmalloc || !p)
+		return false;
+	memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
+	size &= ~SIZE_BITS;
+	/* An empty block (size 0, a pointer glibc refuses) asks for its first byte's chunk or more. */
+	return size < SANE_BLOCK_SIZE && odebug_chunk_unmarked(m, m + size);
+}
+
+/*
  * Enabled, a block at or above the span's end holds no tracked object:
- * one compare, and one more for the returned-frames check (which a
- * tracked on-stack object of this thread makes), and free() has no frame
- * of its own.  The span's end is at least 1, so NULL goes on to count as
- * a proof that free() reaches us.  Nothing tracked, the span is empty.
+ * one compare, after the returned-frames check's one (which a tracked
+ * on-stack object of this thread makes), and free() has no frame of its
+ * own.  Below it, a block in an unmarked chunk costs a few loads more,
+ * still without a frame.  The span's end is at least 1, so NULL goes on
+ * to count as a proof that free() reaches us.  Nothing tracked, the span
+ * is empty.
  */
 ODEBUG_EXPORT void free(void *p)
 {
@@ -258,10 +283,10 @@ ODEBUG_EXPORT void free(void *p)
 	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
 		uintptr_t sp = odebug_caller_sp();
 
-		if (unlikely(!odebug_span_below((uintptr_t)p)))
-			return free_enabled(p, sp);
-		if (unlikely(sp > odebug_onstack_low))
+		if (unlikely(sp > odebug_tls.onstack_low))
 			return free_returned(p, sp);
+		if (unlikely(!odebug_span_below((uintptr_t)p)) && !free_far(p))
+			return free_enabled(p, sp);
 	}
 	odebug_next_free(p);
 }
@@ -282,7 +307,7 @@ __attribute__((noinline)) static void *checked_realloc(void *p, size_t size)
 	size_t old;
 	void *q;
 
-	if (odebug_guard || !odebug_opt.check_free || !odebug_next_usable_size ||
+	if (odebug_tls.guard || !odebug_opt.check_free || !odebug_next_usable_size ||
 	    size > PTRDIFF_MAX)
 		return odebug_next_realloc(p, size);
 	if (!size) {
