@@ -361,6 +361,17 @@ void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 	}
 }
 
+/*
+ * Is slot chain @c (head_of()'s) empty in both halves?  A walk of every
+ * chain (a munmap() of a range larger than the table) passes most of a
+ * bucket's chains over with this, not with a call per half.
+ */
+static inline bool chain_empty(const uint32_t *heads, unsigned int c)
+{
+	return !(__atomic_load_n(&heads[c], __ATOMIC_RELAXED) |
+		 __atomic_load_n(&heads[c + 1], __ATOMIC_RELAXED));
+}
+
 /* odebug_bucket_take() on the one chain whose head is *@pp. */
 static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
 					 uintptr_t start, uintptr_t end,
@@ -420,6 +431,8 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 
 	for (; chains; chains &= chains - 1) {
 		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		if (chain_empty(h, c))
+			continue;
 		if ((t = take_chain(b, &h[c], start, end, taken, visited)) ||
 		    (t = take_chain(b, &h[c + 1], start, end, taken, visited)))
 			return t;
@@ -442,6 +455,8 @@ bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,
 
 	for (chains &= ALL_CHAINS; chains; chains &= chains - 1) {
 		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
+		if (chain_empty(b->heads, c))
+			continue;
 		for (half = 0; half < 2; half++)
 			for (t = odebug_tracker_at(b->heads[c + half]); t;
 			     t = odebug_tracker_at(odebug_tracker_next(t)))
