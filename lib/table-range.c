@@ -239,6 +239,16 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 	       chunk_may_hold(last, 0, cell_of(end - 1));
 }
 
+/*
+ * odebug_map_may_hold() of a nonempty range within one chunk the map
+ * marks: the free path read the map itself (tracker.h's
+ * odebug_chunk_look()).
+ */
+bool odebug_chunk_may_hold(uintptr_t start, uintptr_t end)
+{
+	return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
+}
+
 /**
  * odebug_map_may_hold - can an object tracked now start in [start, end)?
  *

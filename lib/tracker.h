@@ -609,19 +609,21 @@ extern ODEBUG_HIDDEN uint8_t *odebug_chunk_map;
 extern ODEBUG_HIDDEN size_t odebug_map_chunks;
 
 /*
- * The free path's first look, inline: does [start, end) lie in one chunk
- * that the map leaves unmarked?  Then no object tracked now starts in it.
- * False asks odebug_map_may_hold(), which knows the rest (a larger block,
- * a marked chunk's masks).  Most blocks of a heap that holds tracked
- * objects elsewhere end here.
+ * The free path's first look, inline, at a nonempty range [start, end):
+ * 0 when it lies in one chunk the map leaves unmarked (no object tracked
+ * now starts in it), 1 when it lies in one marked chunk (ask
+ * odebug_chunk_may_hold()), 2 otherwise (ask odebug_map_may_hold()).  Most
+ * blocks of a heap that holds tracked objects elsewhere end at 0.
  */
-static inline bool odebug_chunk_unmarked(uintptr_t start, uintptr_t end)
+static inline int odebug_chunk_look(uintptr_t start, uintptr_t end)
 {
 	uintptr_t c = start >> ODEBUG_CHUNK_SHIFT;
 
-	return ((end - 1) >> ODEBUG_CHUNK_SHIFT) == c && c < odebug_load(&odebug_map_chunks) &&
-	       !__atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
+	if (((end - 1) >> ODEBUG_CHUNK_SHIFT) != c || c >= odebug_load(&odebug_map_chunks))
+		return 2;
+	return !!__atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
 }
+bool odebug_chunk_may_hold(uintptr_t start, uintptr_t end);
 /*
  * The chain head of @addr (table.c's header): its 32-byte cell in its
  * chunk, xored with the shuffle (table.c's shuffle_of_hash()) of the seven

@@ -251,29 +251,29 @@ __attribute__((noinline)) static void free_returned(void *p, uintptr_t sp)
 }
 
 /*
- * Below the span's end, the common case, inline: glibc's block in one
- * chunk the map leaves unmarked (free_tracking() reads the same size word, and decides the
- * rest).
+ * glibc's block of @size bytes at @p, below the span's end, within one
+ * chunk the map marks: its cells' occupancy answers, without the work
+ * free_enabled() would do again.  A "maybe" goes through check_block(),
+ * which validates the pointer.
  */
-static inline __attribute__((always_inline)) bool free_far(void *p)
+__attribute__((noinline)) static void free_marked(void *p, size_t size, uintptr_t sp)
 {
 	uintptr_t m = (uintptr_t)p;
-	size_t size;
 
-	if (!ptmalloc || !p)
-		return false;
-	memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
-	size &= ~SIZE_BITS;
-	/* An empty block (size 0, a pointer glibc refuses) asks for its first byte's chunk or more. */
-	return size < SANE_BLOCK_SIZE && odebug_chunk_unmarked(m, m + size);
+	if (odebug_chunk_may_hold(m, m + size))
+		check_block(p, sp);
+	odebug_next_free(p);
 }
 
 /*
  * Enabled, a block at or above the span's end holds no tracked object:
  * one compare, after the returned-frames check's one (which a tracked
  * on-stack object of this thread makes), and free() has no frame of its
- * own.  Below it, a block in an unmarked chunk costs a few loads more,
- * still without a frame.  The span's end is at least 1, so NULL goes on
+ * own.  Below it, glibc's size word and the chunk map answer for a block
+ * within one unmarked chunk a few loads later, still without a frame;
+ * within one marked chunk, free_marked() asks its masks; anything else
+ * (another allocator, NULL, a larger block, a size glibc would refuse)
+ * goes to free_enabled().  The span's end is at least 1, so NULL goes on
  * to count as a proof that free() reaches us.  Nothing tracked, the span
  * is empty.
  */
@@ -281,12 +281,28 @@ ODEBUG_EXPORT void free(void *p)
 {
 	/* Started or not: before the start nothing is out of the pool. */
 	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
-		uintptr_t sp = odebug_caller_sp();
+		uintptr_t sp = odebug_caller_sp(), m = (uintptr_t)p;
+		size_t size;
 
 		if (unlikely(sp > odebug_tls.onstack_low))
 			return free_returned(p, sp);
-		if (unlikely(!odebug_span_below((uintptr_t)p)) && !free_far(p))
-			return free_enabled(p, sp);
+		if (unlikely(!odebug_span_below(m))) {
+			if (!ptmalloc || !p)
+				return free_enabled(p, sp);
+			/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
+			memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
+			size &= ~SIZE_BITS;	/* >= the usable size */
+			if (size - 1 >= SANE_BLOCK_SIZE - 1)
+				return free_enabled(p, sp);
+			switch (odebug_chunk_look(m, m + size)) {
+			case 0:
+				break;
+			case 1:
+				return free_marked(p, size, sp);
+			default:
+				return free_enabled(p, sp);
+			}
+		}
 	}
 	odebug_next_free(p);
 }
