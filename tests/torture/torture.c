@@ -10,7 +10,9 @@
  *			on-stack object behind
  *   torture signal	a signal handler that frees tracked memory while the
  *			interrupted thread is inside the free check
- *   torture huge	a munmap of more than a terabyte, really scanned
+ *   torture huge	a munmap of more than a terabyte, really scanned, whose
+ *			walk of every bucket reads only the buckets' pages
+ *			ever used
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -236,24 +239,60 @@ static void signal_during_check(void)
 
 /* --- a munmap of more than a terabyte ----------------------------------- */
 
-static void huge(void)
+/* Reserve more than a terabyte with a small writable window at its end. */
+static char *reserve_huge(size_t *sizep)
 {
 	size_t size = (size_t)2 << 40;
 	char *p = MAP_FAILED;
-	unsigned long before;
 
 	for (; size > ((size_t)1 << 40) && p == MAP_FAILED; size -= (size_t)1 << 38)
 		p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
-		printf("huge: no terabyte of address space here; skipped\n");
-		return;
-	}
-	/* A small writable window deep inside holds the objects. */
+	if (p == MAP_FAILED)
+		return NULL;
 	if (mprotect(p + size - (1 << 20), 1 << 20, PROT_READ | PROT_WRITE)) {
 		munmap(p, size);
 		CHECK(0, "mprotect");
+		return NULL;
+	}
+	*sizep = size;
+	return p;
+}
+
+static long minor_faults(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_minflt;
+}
+
+static void huge(void)
+{
+	size_t size;
+	char *p = reserve_huge(&size);
+	unsigned long before;
+	long faults;
+
+	if (!p) {
+		printf("huge: no terabyte of address space here; skipped\n");
 		return;
 	}
+	/*
+	 * The process's first walk of every bucket, with one inactive object:
+	 * the bucket array is 4.5 MiB, and reading each bucket's count would
+	 * fault in its 1,152 pages; the pages of buckets never locked are
+	 * passed over.
+	 */
+	debug_object_init(p + size - 4096, &descr);
+	faults = minor_faults();
+	CHECK(munmap(p, size) == 0, "munmap");
+	faults = minor_faults() - faults;
+	CHECK(faults < 300, "a walk of every bucket faulted in %ld pages", faults);
+	printf("huge: a silent munmap of %zu GiB: %ld page faults\n", size >> 30, faults);
+
+	/* A small writable window deep inside holds the objects. */
+	if (!(p = reserve_huge(&size)))
+		return;
 	debug_object_init(p + size - 4096, &descr);
 	debug_object_activate(p + size - 4096, &descr);
 	debug_object_init(p + size - 8192, &descr);
