@@ -166,10 +166,10 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 	for (;; chunk += ODEBUG_CHUNK_SIZE) {
 		size_t c = chunk >> ODEBUG_CHUNK_SHIFT;
 
-		if (m && !__atomic_load_n(&m[c], __ATOMIC_RELAXED)) {
+		if (m && !map_byte(m, c)) {
 			/* Eight unmarked chunks at a time, while eight are left. */
 			if (!(c & 7) && last - chunk >= 7 * ODEBUG_CHUNK_SIZE &&
-			    !map_load8(&m[c]))
+			    (!map_page_used(c) || !map_load8(&m[c])))
 				chunk += 7 * ODEBUG_CHUNK_SIZE;
 		} else {
 			hash = odebug_chunk_hash(chunk);
@@ -185,9 +185,10 @@ void odebug_table_visit(uintptr_t start, uintptr_t end, odebug_visit_fn visit, v
 
 /*
  * Are the map's bytes @c0 to @c1 all clear?  A load per eight chunks; a
- * byte at a time in the map's last eight bytes, or when big-endian.
+ * byte at a time in the map's last eight bytes, or when big-endian.  The
+ * caller knows their page was marked once (map_page_used()).
  */
-static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
+static inline bool map_bytes_zero(const uint8_t *m, size_t c0, size_t c1)
 {
 	uint64_t any = 0;
 	size_t c = c0;
@@ -207,6 +208,22 @@ static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
 	return !any;
 }
 
+/* The same over any chunks: the pages of the map never marked are not read. */
+static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
+{
+	size_t c, e;
+
+	for (c = c0;; c = e + 1) {
+		e = c | (MAP_PAGE_CHUNKS - 1);
+		if (e > c1)
+			e = c1;
+		if (map_page_used(c) && !map_bytes_zero(m, c, e))
+			return false;
+		if (e == c1)
+			return true;
+	}
+}
+
 /*
  * odebug_range_may_hold() of a range over more than one chunk: a chunk the
  * map marks is asked of its mask; eight unmarked ones are passed over with
@@ -222,21 +239,20 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 		return true;		/* the slow path visits every bucket once */
 	if (c1 >= map_chunks)
 		m = NULL;		/* every chunk counts as marked */
-	else if (!__atomic_load_n(&m[c], __ATOMIC_RELAXED) && map_zero(m, c, c1))
+	else if (map_zero(m, c, c1))
 		return false;		/* a large block far from every tracker */
-	if ((!m || __atomic_load_n(&m[c], __ATOMIC_RELAXED)) &&
-	    chunk_may_hold(chunk, cell_of(start), LAST_CELL))
+	if ((!m || map_byte(m, c)) && chunk_may_hold(chunk, cell_of(start), LAST_CELL))
 		return true;
 	for (c++; c < c1; c++) {	/* whole chunks: any cell will do */
-		if (m && !__atomic_load_n(&m[c], __ATOMIC_RELAXED)) {
-			if (!(c & 7) && c + 8 <= c1 && !map_load8(&m[c]))
+		if (m && !map_byte(m, c)) {
+			/* Eight chunks at a time (one page of the map holds all eight). */
+			if (!(c & 7) && c + 8 <= c1 && (!map_page_used(c) || !map_load8(&m[c])))
 				c += 7;
 		} else if (chunk_any(c << ODEBUG_CHUNK_SHIFT)) {
 			return true;
 		}
 	}
-	return (!m || __atomic_load_n(&m[c1], __ATOMIC_RELAXED)) &&
-	       chunk_may_hold(last, 0, cell_of(end - 1));
+	return (!m || map_byte(m, c1)) && chunk_may_hold(last, 0, cell_of(end - 1));
 }
 
 /*
@@ -263,13 +279,12 @@ bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 	const uint8_t *m = chunk_map;
 
 	if (c1 == c0 && c1 < map_chunks) {	/* most blocks: one chunk */
-		if (!__atomic_load_n(&m[c0], __ATOMIC_RELAXED))
+		if (!map_byte(m, c0))
 			return false;
 		return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 	}
 	/* A larger block far from every tracker: its bytes, eight a load. */
-	if (c1 - c0 < 64 && c1 < map_chunks && !__atomic_load_n(&m[c0], __ATOMIC_RELAXED) &&
-	    map_zero(m, c0, c1))
+	if (c1 - c0 < 64 && c1 < map_chunks && map_zero(m, c0, c1))
 		return false;
 	if (c0 != c1)
 		return range_may_hold_long(start, end);

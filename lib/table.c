@@ -193,17 +193,24 @@ void odebug_table_fini(void)
 	odebug_buckets_fini();
 }
 
+/* The map's pages ever marked (table.h): 1 MiB of .lbss, a page of it per 512 GiB touched. */
+ODEBUG_LARGE uint64_t odebug_map_used[MAP_BYTES / MAP_PAGE_CHUNKS / 64];
+
 /* @addr's chunk holds a tracker in @addr's eighth: mark it.  Under the lock. */
 static void map_mark(uintptr_t addr)
 {
 	uint8_t *m = chunk_map, bit = (uint8_t)(1u << eighth_of(addr)), v;
+	size_t c = addr >> ODEBUG_CHUNK_SHIFT, p = c / MAP_PAGE_CHUNKS;
 
 	if (!m || addr >= MAP_LIMIT)
 		return;
-	m += addr >> ODEBUG_CHUNK_SHIFT;
+	m += c;
 	v = __atomic_load_n(m, __ATOMIC_RELAXED);
-	if (!(v & bit))		/* a page of the map is written only when needed */
-		__atomic_store_n(m, (uint8_t)(v | bit), __ATOMIC_RELAXED);
+	if (v & bit)		/* a page of the map is written only when needed */
+		return;
+	if (!map_page_used(c))	/* before the byte: a reader sees the page used first */
+		__atomic_or_fetch(&map_used[p / 64], 1ull << (p % 64), __ATOMIC_RELEASE);
+	__atomic_store_n(m, (uint8_t)(v | bit), __ATOMIC_RELAXED);
 }
 
 static void occupy(struct odebug_bucket *b, uintptr_t addr)

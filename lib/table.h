@@ -66,6 +66,30 @@ extern ODEBUG_HIDDEN uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
 #define chunk_map odebug_chunk_map
 /* The chunks the map covers (tracker.h). */
 #define map_chunks odebug_map_chunks
+/*
+ * Per page of the chunk map (4096 chunks: 16 MiB of address space), a bit
+ * set before any byte of that page is first marked, never cleared.  The
+ * lockless readers of a range look at it before the page: a read of a
+ * page of the map never written would map one, a page fault, and the
+ * reserved map spans the whole address space (a munmap() of a program's
+ * reservation far from every tracker).
+ */
+#define MAP_PAGE_CHUNKS	((size_t)4096)
+extern ODEBUG_HIDDEN uint64_t odebug_map_used[];
+#define map_used odebug_map_used
+
+static inline bool map_page_used(size_t c)
+{
+	size_t p = c / MAP_PAGE_CHUNKS;
+
+	return odebug_load(&map_used[p / 64]) >> (p % 64) & 1;
+}
+
+/* Chunk @c's byte of the map @m, read only where its page was ever marked. */
+static inline uint8_t map_byte(const uint8_t *m, size_t c)
+{
+	return map_page_used(c) ? __atomic_load_n(&m[c], __ATOMIC_RELAXED) : 0;
+}
 
 static inline size_t bucket_index(uint64_t hash)
 {

@@ -152,7 +152,12 @@ static void check_range(uintptr_t start, uintptr_t end)
 }
 
 #ifndef TABLE_KERNEL
-/* The chunk map against brute force: bit set exactly where a tracker starts. */
+extern uint64_t odebug_map_used[];	/* table.h: the map's pages ever marked */
+
+/*
+ * The chunk map against brute force: bit set exactly where a tracker
+ * starts, and the page of every marked byte marked used.
+ */
 static void check_map(void)
 {
 	uint8_t want[ARENA_SIZE / ODEBUG_CHUNK_SIZE] = { 0 };
@@ -166,9 +171,14 @@ static void check_map(void)
 	for (size_t c = 0; c < sizeof(want); c++) {
 		uint8_t got = odebug_chunk_map[(ARENA >> ODEBUG_CHUNK_SHIFT) + c];
 
+		size_t page = ((ARENA >> ODEBUG_CHUNK_SHIFT) + c) / 4096;
+
 		if (got != want[c])
 			fail_msg("chunk map of %#lx: %#x, trackers say %#x",
 				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE), got, want[c]);
+		if (got && !(odebug_map_used[page / 64] >> (page % 64) & 1))
+			fail_msg("chunk map of %#lx marked on a page never marked used",
+				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE));
 	}
 }
 #else
