@@ -213,6 +213,8 @@ static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
 {
 	size_t c, e;
 
+	if (c0 / MAP_PAGE_CHUNKS == c1 / MAP_PAGE_CHUNKS)	/* most ranges: one page */
+		return !map_page_used(c0) || map_bytes_zero(m, c0, c1);
 	for (c = c0;; c = e + 1) {
 		e = c | (MAP_PAGE_CHUNKS - 1);
 		if (e > c1)
@@ -234,25 +236,29 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 	uintptr_t chunk = start & ODEBUG_CHUNK_MASK, last = (end - 1) & ODEBUG_CHUNK_MASK;
 	size_t c = chunk >> ODEBUG_CHUNK_SHIFT, c1 = last >> ODEBUG_CHUNK_SHIFT;
 	const uint8_t *m = chunk_map;
+	bool raw;
 
 	if (c1 - c >= ODEBUG_HASH_SIZE)
 		return true;		/* the slow path visits every bucket once */
 	if (c1 >= map_chunks)
 		m = NULL;		/* every chunk counts as marked */
-	else if (map_zero(m, c, c1))
+	else if (!map_byte(m, c) && map_zero(m, c, c1))
 		return false;		/* a large block far from every tracker */
-	if ((!m || map_byte(m, c)) && chunk_may_hold(chunk, cell_of(start), LAST_CELL))
+	/* The map's pages of the range (three at most) all marked once: read as they are. */
+	raw = m && map_page_used(c) && map_page_used(c1) &&
+	      (c1 / MAP_PAGE_CHUNKS - c / MAP_PAGE_CHUNKS < 2 || map_page_used(c + MAP_PAGE_CHUNKS));
+	if ((!m || map_byte_raw(m, c, raw)) && chunk_may_hold(chunk, cell_of(start), LAST_CELL))
 		return true;
 	for (c++; c < c1; c++) {	/* whole chunks: any cell will do */
-		if (m && !map_byte(m, c)) {
+		if (m && !map_byte_raw(m, c, raw)) {
 			/* Eight chunks at a time (one page of the map holds all eight). */
-			if (!(c & 7) && c + 8 <= c1 && (!map_page_used(c) || !map_load8(&m[c])))
+			if (!(c & 7) && c + 8 <= c1 && (!(raw || map_page_used(c)) || !map_load8(&m[c])))
 				c += 7;
 		} else if (chunk_any(c << ODEBUG_CHUNK_SHIFT)) {
 			return true;
 		}
 	}
-	return (!m || map_byte(m, c1)) && chunk_may_hold(last, 0, cell_of(end - 1));
+	return (!m || map_byte_raw(m, c1, raw)) && chunk_may_hold(last, 0, cell_of(end - 1));
 }
 
 /*
@@ -284,7 +290,7 @@ bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 		return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 	}
 	/* A larger block far from every tracker: its bytes, eight a load. */
-	if (c1 - c0 < 64 && c1 < map_chunks && map_zero(m, c0, c1))
+	if (c1 - c0 < 64 && c1 < map_chunks && !map_byte(m, c0) && map_zero(m, c0, c1))
 		return false;
 	if (c0 != c1)
 		return range_may_hold_long(start, end);

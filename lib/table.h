@@ -91,6 +91,12 @@ static inline uint8_t map_byte(const uint8_t *m, size_t c)
 	return map_page_used(c) ? __atomic_load_n(&m[c], __ATOMIC_RELAXED) : 0;
 }
 
+/* The same, @raw: the caller knows the page was marked. */
+static inline uint8_t map_byte_raw(const uint8_t *m, size_t c, bool raw)
+{
+	return raw ? __atomic_load_n(&m[c], __ATOMIC_RELAXED) : map_byte(m, c);
+}
+
 static inline size_t bucket_index(uint64_t hash)
 {
 	return hash >> (64 - ODEBUG_HASH_BITS);
