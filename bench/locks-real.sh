@@ -9,7 +9,9 @@
 # "python3" is a bash script that runs about 25 processes before exec'ing
 # it, and valgrind without --trace-children would time bash alone.  Those
 # shims, if any, get a row of their own (plain and libodebug only).
-# VG=0 skips helgrind and drd (their columns then read "-").
+# VG=0 skips helgrind and drd (their columns then read "-").  node runs
+# without NODE_EXTRA_CA_CERTS, and again with it set to the system's bundle
+# (real-instr.sh says why), whatever the caller's environment has.
 # usage: locks-real.sh LIBODEBUG [ROUNDS] [BASELINE_LIBODEBUG]
 lib=$(readlink -f "$1") rounds=${2:-3} base=${3:+$(readlink -f "$3")}
 vg_timeout=${VG_TIMEOUT:-300}
@@ -60,7 +62,11 @@ secs() {	# the command's wall time in seconds
 	"$@" >/dev/null 2>&1
 	rc=$?
 	e=$(date +%s.%N)
-	if [ "$1" = timeout ] && [ $rc = 124 ]; then
+	case " $* " in
+	*" timeout "*) timed=1 ;;
+	*) timed=0 ;;
+	esac
+	if [ $timed = 1 ] && [ $rc = 124 ]; then
 		echo 999999
 	else
 		echo "$s $e" | awk '{ printf "%.3f\n", $2 - $1 }'
@@ -79,19 +85,26 @@ echo "load before: $(uptime)"
 vg="timeout $vg_timeout valgrind --quiet --soname-synonyms=somalloc=nomatch"
 set -- "sort --parallel=2 -S 64M -n big.txt" "zstd -q -T2 -3 -c big.txt" \
 	"xz -q -T2 -1 -c big.txt" "$python threads.py"
+certs=/etc/ssl/certs/ca-certificates.crt
 command -v node >/dev/null && set -- "$@" "node workers.js"
+command -v node >/dev/null && [ -r "$certs" ] && set -- "$@" "certs node workers.js"
 for prog; do
 	: >plain; : >odebug; : >base; : >helgrind; : >drd
+	extra=
+	case $prog in
+	"certs "*) extra=NODE_EXTRA_CA_CERTS=$certs; prog=${prog#certs } ;;
+	esac
 	for r in $(seq "$rounds"); do
-		secs $prog >>plain
-		secs env LD_PRELOAD="$lib" ODEBUG=1 \
+		secs env -u NODE_EXTRA_CA_CERTS $extra $prog >>plain
+		secs env -u NODE_EXTRA_CA_CERTS $extra LD_PRELOAD="$lib" ODEBUG=1 \
 			ODEBUG_OPTIONS=check_pthread=1:check_sem=1 $prog >>odebug
-		[ -n "$base" ] && secs env LD_PRELOAD="$base" ODEBUG=1 \
+		[ -n "$base" ] && secs env -u NODE_EXTRA_CA_CERTS $extra LD_PRELOAD="$base" ODEBUG=1 \
 			ODEBUG_OPTIONS=check_pthread=1:check_sem=1 $prog >>base
 		[ "${VG:-1}" = 0 ] && continue
-		secs $vg --tool=helgrind $prog >>helgrind
-		secs $vg --tool=drd $prog >>drd
+		secs env -u NODE_EXTRA_CA_CERTS $extra $vg --tool=helgrind $prog >>helgrind
+		secs env -u NODE_EXTRA_CA_CERTS $extra $vg --tool=drd $prog >>drd
 	done
+	prog="${extra:+$extra }$prog"
 	p=$(median <plain) o=$(median <odebug)
 	line="$prog | $p | $(ratio "$o" "$p" %.2f)"
 	[ -n "$base" ] && line="$line | $(ratio "$(median <base)" "$p" %.2f)"

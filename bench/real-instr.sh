@@ -3,6 +3,10 @@
 # every thread): plain against libodebug preloaded with ODEBUG=1.  A count
 # that load does not move, beside locks-real.sh's wall times.  The programs
 # and inputs are locks-real.sh's (it writes them; this reuses its setup).
+# node runs twice: without NODE_EXTRA_CA_CERTS (worker_threads alone), and
+# with it set to the system's bundle ("certs node"), which node parses at
+# its start with OpenSSL: about 800,000 rwlock read pairs, a reader-heavy
+# start whatever the environment running the benchmark has set.
 # usage: real-instr.sh LIBODEBUG
 lib=$(readlink -f "$1")
 here=$(dirname "$(readlink -f "$0")")
@@ -21,11 +25,17 @@ count() {	# the total of instructions callgrind collected
 vg="valgrind --tool=callgrind --soname-synonyms=somalloc=nomatch --callgrind-out-file=$dir/cg.%p"
 set -- "sort --parallel=2 -S 64M -n big.txt" "zstd -q -T2 -3 -c big.txt" \
 	"xz -q -T2 -1 -c big.txt" "$python threads.py"
+certs=/etc/ssl/certs/ca-certificates.crt
 command -v node >/dev/null && set -- "$@" "node workers.js"
+command -v node >/dev/null && [ -r "$certs" ] && set -- "$@" "certs node workers.js"
 echo "program | plain | ODEBUG=1 | ratio"
 for prog; do
-	p=$(count $vg $prog)
-	o=$(count env LD_PRELOAD="$lib" ODEBUG=1 $vg $prog)
+	extra=
+	case $prog in
+	"certs "*) extra=NODE_EXTRA_CA_CERTS=$certs; prog=${prog#certs } ;;
+	esac
+	p=$(count env -u NODE_EXTRA_CA_CERTS $extra $vg $prog)
+	o=$(count env -u NODE_EXTRA_CA_CERTS $extra LD_PRELOAD="$lib" ODEBUG=1 $vg $prog)
 	rm -f cg.[0-9]*
-	echo "$prog | $p | $o | $(echo "$o $p" | awk '{ printf "%.4f", $1 / $2 }')"
+	echo "${extra:+$extra }$prog | $p | $o | $(echo "$o $p" | awk '{ printf "%.4f", $1 / $2 }')"
 done
