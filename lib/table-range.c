@@ -242,11 +242,14 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 		return true;		/* the slow path visits every bucket once */
 	if (c1 >= map_chunks)
 		m = NULL;		/* every chunk counts as marked */
-	else if (!map_byte(m, c) && map_zero(m, c, c1))
-		return false;		/* a large block far from every tracker */
 	/* The map's pages of the range (three at most) all marked once: read as they are. */
-	raw = m && map_page_used(c) && map_page_used(c1) &&
-	      (c1 / MAP_PAGE_CHUNKS - c / MAP_PAGE_CHUNKS < 2 || map_page_used(c + MAP_PAGE_CHUNKS));
+	raw = m && map_page_used(c) &&
+	      (c / MAP_PAGE_CHUNKS == c1 / MAP_PAGE_CHUNKS ||
+	       (map_page_used(c1) &&
+		(c1 / MAP_PAGE_CHUNKS - c / MAP_PAGE_CHUNKS < 2 || map_page_used(c + MAP_PAGE_CHUNKS))));
+	/* A large block far from every tracker: its bytes, eight a load. */
+	if (m && !map_byte_raw(m, c, raw) && map_zero(m, c, c1))
+		return false;
 	if ((!m || map_byte_raw(m, c, raw)) && chunk_may_hold(chunk, cell_of(start), LAST_CELL))
 		return true;
 	for (c++; c < c1; c++) {	/* whole chunks: any cell will do */
@@ -289,9 +292,6 @@ bool odebug_map_may_hold(uintptr_t start, uintptr_t end)
 			return false;
 		return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));
 	}
-	/* A larger block far from every tracker: its bytes, eight a load. */
-	if (c1 - c0 < 64 && c1 < map_chunks && !map_byte(m, c0) && map_zero(m, c0, c1))
-		return false;
 	if (c0 != c1)
 		return range_may_hold_long(start, end);
 	return chunk_may_hold(start & ODEBUG_CHUNK_MASK, cell_of(start), cell_of(end - 1));

@@ -193,8 +193,9 @@ void odebug_table_fini(void)
 	odebug_buckets_fini();
 }
 
-/* The map's pages ever marked (table.h): 1 MiB of .lbss, a page of it per 512 GiB touched. */
+/* The map's pages ever marked, and their words ever written (table.h): in .lbss, touched where used. */
 ODEBUG_LARGE uint64_t odebug_map_used[MAP_BYTES / MAP_PAGE_CHUNKS / 64];
+ODEBUG_LARGE uint64_t odebug_map_used_words[MAP_BYTES / MAP_PAGE_CHUNKS / 64 / 64];
 
 /* @addr's chunk holds a tracker in @addr's eighth: mark it.  Under the lock. */
 static void map_mark(uintptr_t addr)
@@ -208,8 +209,11 @@ static void map_mark(uintptr_t addr)
 	v = __atomic_load_n(m, __ATOMIC_RELAXED);
 	if (v & bit)		/* a page of the map is written only when needed */
 		return;
-	if (!map_page_used(c))	/* before the byte: a reader sees the page used first */
+	if (!map_page_used(c)) {	/* before the byte: a reader sees the page used first */
 		__atomic_or_fetch(&map_used[p / 64], 1ull << (p % 64), __ATOMIC_RELEASE);
+		__atomic_or_fetch(&map_used_words[p / 64 / 64], 1ull << (p / 64 % 64),
+				  __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(m, (uint8_t)(v | bit), __ATOMIC_RELAXED);
 }
 

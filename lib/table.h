@@ -68,21 +68,26 @@ extern ODEBUG_HIDDEN uint64_t (*odebug_occupied)[ODEBUG_HASH_SIZE][MASK_WORDS];
 #define map_chunks odebug_map_chunks
 /*
  * Per page of the chunk map (4096 chunks: 16 MiB of address space), a bit
- * set before any byte of that page is first marked, never cleared.  The
- * lockless readers of a range look at it before the page: a read of a
- * page of the map never written would map one, a page fault, and the
- * reserved map spans the whole address space (a munmap() of a program's
- * reservation far from every tracker).
+ * set before any byte of that page is first marked, never cleared; and
+ * per word of those bits (1 GiB), a bit in the same way.  The lockless
+ * readers of a range look at both before the page: a read of a page
+ * never written would map one, a page fault, and the reserved map spans
+ * the whole address space (a munmap() of a program's reservation far from
+ * every tracker).  A word of the first bits is read only where the second
+ * says it was written: its 4 KiB cover 512 GiB, and the second's 16 KiB
+ * the whole address space.
  */
 #define MAP_PAGE_CHUNKS	((size_t)4096)
-extern ODEBUG_HIDDEN uint64_t odebug_map_used[];
+extern ODEBUG_HIDDEN uint64_t odebug_map_used[], odebug_map_used_words[];
 #define map_used odebug_map_used
+#define map_used_words odebug_map_used_words
 
 static inline bool map_page_used(size_t c)
 {
-	size_t p = c / MAP_PAGE_CHUNKS;
+	size_t p = c / MAP_PAGE_CHUNKS, w = p / 64;
 
-	return odebug_load(&map_used[p / 64]) >> (p % 64) & 1;
+	return (odebug_load(&map_used_words[w / 64]) >> (w % 64) & 1) &&
+	       (odebug_load(&map_used[w]) >> (p % 64) & 1);
 }
 
 /* Chunk @c's byte of the map @m, read only where its page was ever marked. */

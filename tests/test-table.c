@@ -152,7 +152,8 @@ static void check_range(uintptr_t start, uintptr_t end)
 }
 
 #ifndef TABLE_KERNEL
-extern uint64_t odebug_map_used[];	/* table.h: the map's pages ever marked */
+/* table.h: the map's pages ever marked, and their words ever written */
+extern uint64_t odebug_map_used[], odebug_map_used_words[];
 
 /*
  * The chunk map against brute force: bit set exactly where a tracker
@@ -178,6 +179,9 @@ static void check_map(void)
 				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE), got, want[c]);
 		if (got && !(odebug_map_used[page / 64] >> (page % 64) & 1))
 			fail_msg("chunk map of %#lx marked on a page never marked used",
+				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE));
+		if (got && !(odebug_map_used_words[page / 64 / 64] >> (page / 64 % 64) & 1))
+			fail_msg("chunk map of %#lx marked in a word of page bits never marked",
 				 (unsigned long)(ARENA + c * ODEBUG_CHUNK_SIZE));
 	}
 }
