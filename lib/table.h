@@ -40,7 +40,7 @@
  */
 #define MAP_LIMIT	ODEBUG_MAP_LIMIT
 #define MAP_BYTES	((size_t)(MAP_LIMIT >> ODEBUG_CHUNK_SHIFT))
-#define EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
+#define EIGHTH_SHIFT	ODEBUG_EIGHTH_SHIFT
 
 _Static_assert(CHAINS == 64 && SHUFFLE_BITS == 7 && HEADS == 128 && CELL_SHIFT == 5,
 	       "odebug_chain_head() in internal.h agrees");

@@ -609,19 +609,32 @@ extern ODEBUG_HIDDEN uint8_t *odebug_chunk_map;
 extern ODEBUG_HIDDEN size_t odebug_map_chunks;
 
 /*
+ * A chunk's byte in the map has a bit per eighth of the chunk (512 bytes
+ * of 4 KiB), set while a tracker may start there (table.c's map_mark()).
+ */
+#define ODEBUG_EIGHTH_SHIFT	(ODEBUG_CHUNK_SHIFT - 3)
+
+/*
  * The free path's first look, inline, at a nonempty range [start, end):
- * 0 when it lies in one chunk the map leaves unmarked (no object tracked
- * now starts in it), 1 when it lies in one marked chunk (ask
- * odebug_chunk_may_hold()), 2 otherwise (ask odebug_map_may_hold()).  Most
- * blocks of a heap that holds tracked objects elsewhere end at 0.
+ * 0 when it lies in one chunk and the map marks none of its eighths (no
+ * object tracked now starts in it), 1 when it lies in one chunk whose
+ * byte marks one of its eighths (ask odebug_chunk_may_hold()), 2
+ * otherwise (ask odebug_map_may_hold()).  Most blocks of a heap that holds
+ * tracked objects elsewhere end at 0, and most blocks beside one too.
  */
 static inline int odebug_chunk_look(uintptr_t start, uintptr_t end)
 {
 	uintptr_t c = start >> ODEBUG_CHUNK_SHIFT;
+	unsigned int v, first, last;
 
 	if (((end - 1) >> ODEBUG_CHUNK_SHIFT) != c || c >= odebug_load(&odebug_map_chunks))
 		return 2;
-	return !!__atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
+	v = __atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
+	if (likely(!v))
+		return 0;
+	first = (unsigned int)(start >> ODEBUG_EIGHTH_SHIFT) & 7;
+	last = (unsigned int)((end - 1) >> ODEBUG_EIGHTH_SHIFT) & 7;
+	return (v >> first & 0xffu >> (7 - last + first)) != 0;
 }
 bool odebug_chunk_may_hold(uintptr_t start, uintptr_t end);
 /*
