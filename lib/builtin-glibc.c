@@ -97,14 +97,19 @@ bool odebug_glibc_tracked_mode(const void *addr)
 	       odebug_on_stack((uintptr_t)addr, &base);
 }
 
-/* PTHREAD_RWLOCK_INITIALIZER and its writer-preferring variant, or init'ed. */
+/*
+ * PTHREAD_RWLOCK_INITIALIZER and its writer-preferring variant, or init'ed.
+ * __pad2 may hold a seal of ours (builtin.h) of any key: the bytes were an
+ * rwlock read-locked before (released and reused, or copied by realloc()).
+ */
 bool odebug_glibc_rwlock_is_static(void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
 	static const unsigned char zero[7];
 
 	return rw->__data.__flags <= 2 && rw->__data.__shared <= 1 &&
-	       !rw->__data.__pad2 && !rw->__data.__pad3 && !rw->__data.__pad4 &&
+	       (!rw->__data.__pad2 || odebug_rwlock_seal_shaped(rw->__data.__pad2)) &&
+	       !rw->__data.__pad3 && !rw->__data.__pad4 &&
 	       !memcmp(rw->__data.__pad1, zero, sizeof(zero));
 }
 

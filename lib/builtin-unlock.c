@@ -118,7 +118,7 @@ void odebug_builtin_rwlock_unlock(void *addr)
 		odebug_builtin_step(addr, &odebug_rwlock_descr, BUILTIN_UNLOCK, 0);
 		return;
 	}
-	if (unlikely(odebug_builtin_rwlock_unlock_unheld(addr)) || odebug_rwlock_cached(addr))
+	if (unlikely(odebug_builtin_rwlock_unlock_unheld(addr)) || odebug_rwlock_sealed(addr))
 		return;
 	/* glibc's __readers shows the release, unless the tracker counts readers. */
 	if (odebug_glibc_rwlock_tracked_mode(addr))

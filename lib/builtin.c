@@ -40,6 +40,7 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -55,6 +56,36 @@ ODEBUG_HOT int odebug_builtin_on;
 int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_HOT uint64_t odebug_mutex_key;
 ODEBUG_HOT uint64_t odebug_rwlock_key;
+
+/*
+ * The rwlock seals' key (builtin.h): 0x0deb in the high 16 bits, which no
+ * address reaches, so a seal is never 0; the low 48 bits start random (the
+ * kernel's AT_RANDOM bytes) and move on when the seals break.
+ */
+#define SEAL_MARK	((uint64_t)0x0deb << 48)
+#define SEAL_LOW	(((uint64_t)1 << 48) - 1)
+#define SEAL_STEP	0x9e3779b97f4bull	/* odd: 2^48 keys before one comes back */
+ODEBUG_HOT uint64_t odebug_rwlock_seal = SEAL_MARK;
+
+void odebug_rwlock_seals_break(void)
+{
+	uint64_t old = odebug_load(&odebug_rwlock_seal), new;
+
+	do
+		new = SEAL_MARK | ((old + SEAL_STEP) & SEAL_LOW);
+	while (!__atomic_compare_exchange_n(&odebug_rwlock_seal, &old, new, false,
+					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+}
+
+/* After a destroy's step: the rwlock's seal, if it has this one, goes. */
+void odebug_rwlock_unseal(void *addr)
+{
+	pthread_rwlock_t *rw = addr;
+	unsigned long seal = odebug_rwlock_seal_of(addr);
+
+	__atomic_compare_exchange_n(&rw->__data.__pad2, &seal, 0, false, __ATOMIC_SEQ_CST,
+				    __ATOMIC_RELAXED);
+}
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 
 /* This thread's id, cached (glibc's mutex __owner holds the same). */
@@ -553,10 +584,9 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
  * left the tracker INACTIVE or ACTIVE, remember it; in tracked mode, forget
  * any entry of this address (its hits would skip the tracker's steps).
  */
-static void mcache_update(void *addr, const struct debug_obj_descr *d, bool tracked)
+static void mcache_update(void *addr, bool tracked)
 {
 	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
-	uint64_t *key = d == &odebug_mutex_descr ? &odebug_mutex_key : &odebug_rwlock_key;
 	uint64_t w;
 
 	if (tracked) {
@@ -565,11 +595,44 @@ static void mcache_update(void *addr, const struct debug_obj_descr *d, bool trac
 		return;
 	}
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_descr(w) != d)
+	if (!t || odebug_word_descr(w) != &odebug_mutex_descr)
 		return;
-	if (!odebug_load(key))
-		odebug_store(key, odebug_settled_key(odebug_word_slot(w)));
+	if (!odebug_load(&odebug_mutex_key))
+		odebug_store(&odebug_mutex_key, odebug_settled_key(odebug_word_slot(w)));
 	*e = t;
+}
+
+/*
+ * After a read lock in glibc-keeps-the-readers mode left the tracker
+ * INACTIVE or ACTIVE: seal the rwlock (builtin.h).  Stored, then the
+ * tracker read again, against a destroy or a release between the two
+ * (each changes the tracker's word before it clears or breaks seals).
+ */
+static void rwlock_seal(void *addr, bool tracked)
+{
+	pthread_rwlock_t *rw = addr;
+	struct odebug_tracker *t;
+	unsigned long seal;
+	uint64_t w, key;
+
+	if (tracked || rw->__data.__shared)
+		return;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)
+		return;
+	if (!(key = odebug_load(&odebug_rwlock_key))) {
+		key = odebug_settled_key(odebug_word_slot(w));
+		odebug_store(&odebug_rwlock_key, key);
+	}
+	seal = odebug_rwlock_seal_of(addr);
+	if (__atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) == seal ||
+	    !odebug_tracker_settled(t, (uintptr_t)addr, key))
+		return;
+	__atomic_store_n(&rw->__data.__pad2, seal, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!odebug_tracker_settled(t, (uintptr_t)addr, key))
+		__atomic_compare_exchange_n(&rw->__data.__pad2, &seal, 0, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op)
@@ -601,8 +664,10 @@ void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebu
 		else if (op == BUILTIN_USE)
 			tracked = odebug_glibc_rwlock_tracked_mode(addr);
 	}
-	if (d == &odebug_mutex_descr || (d == &odebug_rwlock_descr && op != BUILTIN_LOCK))
-		mcache_update(addr, d, tracked);
+	if (d == &odebug_mutex_descr)
+		mcache_update(addr, tracked);
+	else if (d == &odebug_rwlock_descr && op != BUILTIN_LOCK)
+		rwlock_seal(addr, tracked);
 }
 
 /*
@@ -725,9 +790,16 @@ void odebug_builtin_init(void)
 	int on = (odebug_opt.check_pthread ? ODEBUG_BUILTIN_PTHREAD : 0) |
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
 
+	const unsigned char *random = (const void *)getauxval(AT_RANDOM);
+	uint64_t r;
+
 	odebug_held_init();
 	if (!on)
 		return;
+	if (random) {
+		memcpy(&r, random, sizeof(r));
+		odebug_store(&odebug_rwlock_seal, SEAL_MARK | (r & SEAL_LOW));
+	}
 	pthread_atfork(NULL, NULL, fork_child);
 	__atomic_fetch_or(&odebug_builtin_on, on, __ATOMIC_RELAXED);
 }
@@ -735,6 +807,7 @@ void odebug_builtin_init(void)
 /* From init.c's set_mode(): the interposers' fast paths follow the mode. */
 void odebug_builtin_mode(bool on)
 {
+	odebug_rwlock_seals_break();
 	if (on)
 		__atomic_fetch_or(&odebug_builtin_on, ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
 	else

@@ -131,20 +131,53 @@ static inline bool odebug_mutex_cached(const void *addr)
 }
 
 /*
- * A read lock's and a reader's unlock's fast path: an rwlock whose readers
- * glibc keeps (__readers), not in tracked mode, in this thread's cache
- * (the same array: one tracker per address), so the tracker is INACTIVE or
- * ACTIVE (a writer) with nothing busy.  Not process-shared (its readers
- * are other processes' too).
+ * An rwlock's seal: a read lock's and a reader's unlock's fast path, which
+ * read no word of ours but this one.  glibc's rwlock has a 64-bit word it
+ * never uses (__pad2, 0 after an init and in the static initializers); a
+ * read lock that found the rwlock's tracker INACTIVE or ACTIVE (a writer),
+ * its readers kept in glibc's __readers (not tracked mode: not
+ * process-shared, not origins=1, not on the locking thread's stack), writes
+ * the address xored with odebug_rwlock_seal there (builtin.c).  A seal
+ * holds while the tracker it was made from is settled:
+ * - a destroy clears it after the tracker's step (pthread-rwlock.c), and
+ *   an init's memset does;
+ * - a tracker of the descriptor that leaves the table INACTIVE or ACTIVE
+ *   (the memory released without a destroy) changes odebug_rwlock_seal,
+ *   and so does a change of the mode (tracker.h's odebug_tracker_left()):
+ *   no seal made before matches, and a copy of the rwlock's bytes (a
+ *   realloc()) never matched, being another address;
+ * - tracked mode stays out: a process-shared init clears the word, and a
+ *   thread whose stack holds the rwlock (another thread sealed it) does not
+ *   take the fast path (odebug_on_own_stack()).
+ * Its high 16 bits are never 0 and never change (a mark), so a seal is
+ * never an initializer's word, and the static-initializer test
+ * (builtin-glibc.c) takes one of any key for the rwlock's bytes.
  */
+extern ODEBUG_HIDDEN uint64_t odebug_rwlock_seal;
 extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;	/* the rwlock descriptor's odebug_settled_key() */
+_Static_assert(sizeof(((pthread_rwlock_t *)0)->__data.__pad2) == sizeof(uint64_t),
+	       "glibc's rwlock has a 64-bit word for the seal");
 
-static inline bool odebug_rwlock_cached(const void *addr)
+/* Could @w be a seal, of any key?  (Its high 16 bits are the mark's.) */
+static inline bool odebug_rwlock_seal_shaped(uint64_t w)
 {
-	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
+	return (w ^ odebug_load(&odebug_rwlock_seal)) >> 48 == 0;
+}
 
-	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_rwlock_key)) &&
-	       !((const pthread_rwlock_t *)addr)->__data.__shared;
+static inline uint64_t odebug_rwlock_seal_of(const void *addr)
+{
+	return (uintptr_t)addr ^ odebug_load(&odebug_rwlock_seal);
+}
+
+void odebug_rwlock_unseal(void *addr);
+
+static inline bool odebug_rwlock_sealed(const void *addr)
+{
+	const pthread_rwlock_t *rw = addr;
+
+	return __atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) ==
+		       odebug_rwlock_seal_of(addr) &&
+	       !odebug_on_own_stack((uintptr_t)addr);
 }
 
 /*
@@ -166,26 +199,16 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 /*
  * A reader's unlock with nothing to check or write: glibc names no writer,
  * counts readers (the caller's own read hold among them: not "unlock" of
- * an rwlock nobody holds), and this thread's read holds of it are glibc's
- * (not tracked mode), for which a cache entry of this address is enough,
- * whatever its tracker's state: the entry is made only by a lock that
- * found the mode untracked (and under origins=1 never), the stack the mode
- * depends on is this thread's and does not move, and process-shared is
- * read here.  In that mode a reader's unlock changes nothing of ours
- * (odebug_builtin_rwlock_unlock()), so the tracker's state is not read: a
- * word of another address (the tracker reused) still misses.
+ * an rwlock nobody holds), and the rwlock is sealed, so this thread's read
+ * holds of it are glibc's (not tracked mode).  In that mode a reader's
+ * unlock changes nothing of ours (odebug_builtin_rwlock_unlock()).
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
-	struct odebug_tracker *t;
 
-	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) ||
-	    !odebug_glibc_rwlock_readers(addr))
-		return false;
-	t = *odebug_mcache_entry((uintptr_t)addr);
-	return t && odebug_word_addr(odebug_tracker_word(t)) == (uintptr_t)addr &&
-	       !rw->__data.__shared;
+	return !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) &&
+	       odebug_glibc_rwlock_readers(addr) && odebug_rwlock_sealed(addr);
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */

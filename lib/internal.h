@@ -45,10 +45,22 @@ struct odebug_tls {
 	 */
 	int guard;
 	int self_tid;	/* "builtin.c": glibc's __owner of this thread, 0 until read */
+	/*
+	 * "stack.c": this thread's stack proper, [stack_lo, stack_lo +
+	 * stack_len), as learned; empty until then.  Objects in it keep
+	 * their holds in their trackers (odebug_on_stack()).
+	 */
+	uintptr_t stack_lo, stack_len;
 	/* "builtin.c": the locks this thread took whose holds glibc keeps (builtin.h) */
 	struct odebug_tracker *mcache[1 << ODEBUG_MCACHE_BITS];
 };
 extern ODEBUG_HIDDEN ODEBUG_TLS struct odebug_tls odebug_tls;
+
+/* Is @addr on this thread's stack proper, as learned (stack.c)? */
+static inline bool odebug_on_own_stack(uintptr_t addr)
+{
+	return addr - odebug_tls.stack_lo < odebug_tls.stack_len;
+}
 bool odebug_enable_slow(void);
 bool odebug_start_slow(void);
 bool odebug_selftesting(void);

@@ -20,10 +20,11 @@
 
 
 /*
- * This thread's stack mapping, looked up once (stack_hi == 1: unknown), and
- * the top of the stack proper within it (below the TLS).
+ * This thread's stack mapping, looked up once (stack_hi == 1: unknown),
+ * from odebug_tls.stack_lo; the stack proper within it (below the TLS)
+ * is odebug_tls.stack_len long.
  */
-static ODEBUG_TLS uintptr_t stack_lo, stack_hi, stack_used_hi;
+static ODEBUG_TLS uintptr_t stack_hi;
 static ODEBUG_TLS int exit_watched;
 static pthread_key_t exit_key;
 static bool exit_key_ok;
@@ -38,8 +39,8 @@ static size_t static_tls_align;
 static void check_stack_at_exit(void *arg)
 {
 	(void)arg;
-	if (stack_hi > stack_lo && odebug_on() && odebug_opt.check_free) {
-		odebug_check_range_dead(stack_lo, stack_hi);
+	if (stack_hi > odebug_tls.stack_lo && odebug_on() && odebug_opt.check_free) {
+		odebug_check_range_dead(odebug_tls.stack_lo, stack_hi);
 		odebug_held_tstack_exit_checked();	/* its joiner still needs it */
 	}
 }
@@ -75,7 +76,7 @@ static uintptr_t stack_top(uintptr_t lo, uintptr_t hi)
 	if (static_tls_size && static_tls_size + static_tls_align < hi - lo)
 		top = hi - static_tls_size - static_tls_align;
 	else
-		top = (uintptr_t)&stack_lo;
+		top = (uintptr_t)&stack_hi;
 #else
 	top = tp;
 #endif
@@ -136,8 +137,8 @@ void odebug_stack_learn(bool main)
 	if (stack_hi > 1)
 		return;
 	if (learned || stack_of(pthread_self(), &lo, &hi)) {
-		stack_lo = lo;
-		stack_used_hi = stack_top(lo, hi);
+		odebug_tls.stack_lo = lo;
+		odebug_tls.stack_len = stack_top(lo, hi) - lo;
 		stack_hi = hi;
 	}
 }
@@ -155,8 +156,9 @@ void odebug_stack_prepare(void)
 {
 	if (likely(stack_hi))
 		return;
-	stack_lo = 0;
-	stack_hi = stack_used_hi = 1;
+	odebug_tls.stack_lo = 0;
+	odebug_tls.stack_len = 1;
+	stack_hi = 1;
 	if (!odebug_thread_hook) {
 		/* Built without the interposers: no thread is seen starting. */
 		odebug_thread_begin(false);
@@ -165,8 +167,8 @@ void odebug_stack_prepare(void)
 	}
 	if (__atomic_load_n(&main_known, __ATOMIC_ACQUIRE) &&
 	    pthread_equal(pthread_self(), main_thread)) {
-		stack_lo = main_lo;
-		stack_used_hi = main_hi;
+		odebug_tls.stack_lo = main_lo;
+		odebug_tls.stack_len = main_hi - main_lo;
 		stack_hi = main_hi;
 	}
 }
@@ -180,8 +182,8 @@ uintptr_t odebug_stack_top(void)
 /* Is @addr on the calling thread's stack?  *@base gets the stack's base. */
 bool odebug_on_stack(uintptr_t addr, uintptr_t *base)
 {
-	*base = stack_lo;
-	return addr >= stack_lo && addr < stack_used_hi;
+	*base = odebug_tls.stack_lo;
+	return odebug_on_own_stack(addr);
 }
 
 /* Arrange the exit check for this thread (not the main thread). */
@@ -200,7 +202,7 @@ void odebug_stack_watch_exit(void)
 /* debug_object_init_on_stack: an object at @addr, if on this stack. */
 void odebug_stack_mark(uintptr_t addr)
 {
-	if (addr >= stack_lo && addr < stack_hi && addr < odebug_tls.onstack_low)
+	if (addr >= odebug_tls.stack_lo && addr < stack_hi && addr < odebug_tls.onstack_low)
 		odebug_onstack_set(addr);
 }
 
@@ -234,10 +236,10 @@ void odebug_stack_check_returned(uintptr_t sp)
 	uintptr_t lo = odebug_tls.onstack_low;
 	stack_t ss;
 
-	if (sp <= stack_lo || sp > stack_hi)
+	if (sp <= odebug_tls.stack_lo || sp > stack_hi)
 		return;			/* another stack: frames are suspended */
-	if (lo < stack_lo)
-		lo = stack_lo;
+	if (lo < odebug_tls.stack_lo)
+		lo = odebug_tls.stack_lo;
 	if (!odebug_range_may_hold(lo, sp)) {
 		odebug_onstack_set(sp);	/* freed before it returned */
 		return;

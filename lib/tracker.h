@@ -268,10 +268,33 @@ static inline bool odebug_tracker_move_busy(struct odebug_tracker *t, uint64_t w
 	return odebug_tracker_cas(t, w, odebug_word_with_state_busy(w, state, astate != 0));
 }
 
+/*
+ * An rwlock's seal (builtin.h) stands for its tracker, INACTIVE or ACTIVE:
+ * a tracker of the rwlock descriptor (the slot in odebug_rwlock_key, 0
+ * until the first seal) that stops being tracked in either state (its
+ * memory released without a destroy, the table emptied) breaks every seal,
+ * after its word changed.  Every way out of the table (FREED, RETIRED)
+ * passes here.
+ */
+extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;
+void odebug_rwlock_seals_break(void);
+
+static inline void odebug_tracker_left(uint64_t w)
+{
+	const uint64_t low = ((uint64_t)1 << ODEBUG_ADDR_SHIFT) - 1;
+
+	if (unlikely(((w | 1 | ODEBUG_WORD_BUSY) & low) ==
+		     ((odebug_load(&odebug_rwlock_key) | ODEBUG_WORD_BUSY) & low)))
+		odebug_rwlock_seals_break();
+}
+
 /* debug_object_free(): FREED, linked but untracked, busy clear. */
 static inline bool odebug_tracker_free(struct odebug_tracker *t, uint64_t w)
 {
-	return odebug_tracker_cas(t, w, odebug_word_with_state_busy(w, ODEBUG_WORD_FREED, false));
+	if (!odebug_tracker_cas(t, w, odebug_word_with_state_busy(w, ODEBUG_WORD_FREED, false)))
+		return false;
+	odebug_tracker_left(w);
+	return true;
 }
 
 /*
@@ -280,13 +303,19 @@ static inline bool odebug_tracker_free(struct odebug_tracker *t, uint64_t w)
  */
 static inline bool odebug_tracker_retire(struct odebug_tracker *t, uint64_t w)
 {
-	return odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED);
+	if (!odebug_tracker_cas(t, w, w | ODEBUG_WORD_RETIRED))
+		return false;
+	odebug_tracker_left(w);
+	return true;
 }
 
 /* Retired whatever its state (the table's unlink and drain): the word before. */
 static inline uint64_t odebug_tracker_retire_any(struct odebug_tracker *t)
 {
-	return __atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+	uint64_t w = __atomic_fetch_or(&t->word, ODEBUG_WORD_RETIRED, __ATOMIC_ACQ_REL);
+
+	odebug_tracker_left(w);
+	return w;
 }
 
 /* Is @w FREED?  Only the table and the FREED-tracker bound ask. */

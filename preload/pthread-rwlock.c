@@ -28,10 +28,10 @@ static __attribute__((noinline)) void locked_slow(pthread_rwlock_t *rw, int r,
 	errno = saved;
 }
 
-/* A read lock of a cached rwlock: glibc's __readers keeps the hold, nothing to write. */
+/* A read lock of a sealed rwlock: glibc's __readers keeps the hold, nothing to write. */
 ODEBUG_INLINE void locked(pthread_rwlock_t *rw, int r, enum odebug_builtin_op op)
 {
-	if (likely(op == BUILTIN_RDLOCK && r == 0 && odebug_rwlock_cached(rw)))
+	if (likely(op == BUILTIN_RDLOCK && r == 0 && odebug_rwlock_sealed(rw)))
 		return;
 	locked_slow(rw, r, op);
 }
@@ -60,6 +60,7 @@ ODEBUG_INLINE int rwlock_destroy_body(int (*next)(pthread_rwlock_t *), pthread_r
 	int saved = errno;
 
 	odebug_builtin_object_destroy(rw, DESCR);
+	odebug_rwlock_unseal(rw);
 	errno = saved;
 	return next(rw);
 }
@@ -77,7 +78,7 @@ INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rw
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 LOCK_FN(wrlock, BUILTIN_LOCK)
 
-/* Out of line: the cached read lock's frame stays empty, a tail call. */
+/* Out of line: the sealed read lock's frame stays empty, a tail call. */
 static __attribute__((noinline)) int rdlock_slow(int (*next)(pthread_rwlock_t *),
 						 pthread_rwlock_t *rw)
 {
@@ -88,15 +89,15 @@ static __attribute__((noinline)) int rdlock_slow(int (*next)(pthread_rwlock_t *)
 }
 
 /*
- * A read lock of a cached rwlock has nothing to do whatever glibc answers
+ * A read lock of a sealed rwlock has nothing to do whatever glibc answers
  * (0, or EBUSY, EAGAIN, EDEADLK: glibc's untimed read locks never say
- * EINVAL), so the cache is asked first and glibc's call is a tail call.
- * The answer holds across the call: the entry's tracker is INACTIVE or
+ * EINVAL), so the seal is read first and glibc's call is a tail call.
+ * The answer holds across the call: the seal's tracker is INACTIVE or
  * held by a writer, and a read hold changes neither.
  */
 ODEBUG_INLINE int rdlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
 {
-	if (likely(odebug_rwlock_cached(rw)))
+	if (likely(odebug_rwlock_sealed(rw)))
 		return next(rw);
 	return rdlock_slow(next, rw);
 }
@@ -159,7 +160,7 @@ static __attribute__((noinline)) int unlock_slow(int (*next)(pthread_rwlock_t *)
 
 ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
 {
-	/* A reader's unlock of a cached rwlock: nothing to check or write. */
+	/* A reader's unlock of a sealed rwlock: nothing to check or write. */
 	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
 		return next(rw);
 	return unlock_slow(next, rw);

@@ -2,6 +2,7 @@
 /* pthread_rwlock, the built-in type: what odebug-pthread(7) says of rwlocks. */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "pt.h"
 
@@ -151,6 +152,93 @@ static void read_holds_live_in_glibcs_words(void **state)
 	pthread_rwlock_destroy(&on_stack);
 }
 
+/*
+ * A read lock that finds the rwlock settled seals it (glibc's unused
+ * __pad2: the address xored with a key of ours), and later read locks and
+ * unlocks read the seal instead of the table.  What the seal stands for
+ * must hold whenever it is honoured.
+ */
+static unsigned long seal_of(pthread_rwlock_t *rw)
+{
+	pthread_rwlock_rdlock(rw);	/* the first finds the tracker INIT: not sealed yet */
+	pthread_rwlock_unlock(rw);
+	pthread_rwlock_rdlock(rw);
+	pthread_rwlock_unlock(rw);
+	return rw->__data.__pad2;
+}
+
+static void use_of_destroyed_sealed_rwlock_is_reported(void **state)
+{
+	pthread_rwlock_t *rw = calloc(1, sizeof(*rw));
+
+	(void)state;
+	pthread_rwlock_init(rw, NULL);
+	assert_int_not_equal(seal_of(rw), 0);
+	pthread_rwlock_destroy(rw);
+	assert_int_equal(rw->__data.__pad2, 0);
+	EXPECT_REPORT((pthread_rwlock_rdlock(rw), pthread_rwlock_unlock(rw)),
+		      "ODEBUG: activate destroyed", "pthread_rwlock");
+	free(rw);
+}
+
+/*
+ * Memory released without a destroy (here unmapped) takes the tracker
+ * away, and with it every seal: bytes that come back with the seal (a file
+ * mapped again) are not an rwlock of ours.  Here they are no rwlock at all.
+ */
+static void seal_of_released_memory_is_not_honoured(void **state)
+{
+	pthread_rwlock_t *rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long seal;
+
+	(void)state;
+	assert_true(rw != MAP_FAILED);
+	pthread_rwlock_init(rw, NULL);
+	seal = seal_of(rw);
+	assert_int_not_equal(seal, 0);
+	EXPECT_SILENT(munmap(rw, 4096));
+	assert_true(mmap(rw, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+			 -1, 0) == rw);
+	rw->__data.__flags = 77;	/* no flags glibc writes */
+	rw->__data.__pad2 = seal;
+	EXPECT_REPORT((pthread_rwlock_rdlock(rw), pthread_rwlock_unlock(rw)),
+		      "ODEBUG: activate not available", "pthread_rwlock");
+	munmap(rw, 4096);
+}
+
+/*
+ * Another thread's read locks seal an rwlock on this thread's stack; this
+ * thread's read holds of it are still counted in its tracker (its frame
+ * may return holding one).
+ */
+static pthread_rwlock_t *handed;
+
+static void *seal_handed(void *arg)
+{
+	(void)arg;
+	seal_of(handed);
+	return NULL;
+}
+
+static void seal_leaves_the_stack_owners_readers_counted(void **state)
+{
+	pthread_rwlock_t on_stack;
+	pthread_t t;
+
+	(void)state;
+	pthread_rwlock_init(&on_stack, NULL);
+	handed = &on_stack;
+	assert_int_equal(pthread_create(&t, NULL, seal_handed, NULL), 0);
+	pthread_join(t, NULL);
+	assert_int_not_equal(on_stack.__data.__pad2, 0);
+	pthread_rwlock_rdlock(&on_stack);
+	assert_int_equal(debug_object_get_state(&on_stack), ODEBUG_STATE_ACTIVE);
+	pthread_rwlock_unlock(&on_stack);
+	assert_int_equal(debug_object_get_state(&on_stack), ODEBUG_STATE_INACTIVE);
+	pthread_rwlock_destroy(&on_stack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +250,9 @@ int main(void)
 		cmocka_unit_test(many_concurrent_readers_and_trylock_failures_are_silent),
 		cmocka_unit_test(reinit_after_destroy_and_free_unlocked_are_silent),
 		cmocka_unit_test(read_holds_live_in_glibcs_words),
+		cmocka_unit_test(use_of_destroyed_sealed_rwlock_is_reported),
+		cmocka_unit_test(seal_of_released_memory_is_not_honoured),
+		cmocka_unit_test(seal_leaves_the_stack_owners_readers_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
