@@ -91,6 +91,35 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
 	}
 
 /*
+ * The same, for a call that has nothing to do when @quick, a test of its
+ * arguments that can be true only while libodebug runs (an rwlock's seal):
+ * its fast path skips the started bit's test.
+ */
+#define ODEBUG_INTERPOSER_QUICK(family, ret, fn, nextp, params, args, quick)	\
+	static __attribute__((noinline)) ret fn##_cold(ret (*next) nextp,	\
+						       ODEBUG_ARGS params, uintptr_t sp) \
+	{									\
+		if (!odebug_builtin_enter_slow(sp))				\
+			return next args;					\
+		return fn##_body(next, ODEBUG_ARGS args);			\
+	}									\
+	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
+							   ODEBUG_ARGS params)	\
+	{									\
+		int on = odebug_load(&odebug_builtin_on);			\
+		uintptr_t sp;							\
+										\
+		if (likely(!(on & (family))))					\
+			return next args;					\
+		sp = odebug_caller_sp();					\
+		if (likely(sp <= odebug_tls.fast_sp && (quick)))		\
+			return next args;					\
+		if (unlikely(!odebug_builtin_fast(on, sp)))			\
+			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
+		return fn##_body(next, ODEBUG_ARGS args);			\
+	}
+
+/*
  * Does glibc record the calling thread as @addr's owner?  (One load and
  * compare; odebug_tls.self_tid is 0 until odebug_builtin_self_tid() ran.)
  */

@@ -101,7 +101,9 @@ ODEBUG_INLINE int rdlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t 
 		return next(rw);
 	return rdlock_slow(next, rw);
 }
-ODEBUG_INTERPOSER(PT, int, rdlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
+/* A seal matches only while libodebug runs (builtin.h). */
+ODEBUG_INTERPOSER_QUICK(PT, int, rdlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw),
+			odebug_rwlock_sealed(rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_rdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_tryrdlock, (pthread_rwlock_t *rw), (rw), rdlock);
 INTERPOSE_BASE_234(int, pthread_rwlock_wrlock, (pthread_rwlock_t *rw), (rw), wrlock);
@@ -165,5 +167,6 @@ ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rw
 		return next(rw);
 	return unlock_slow(next, rw);
 }
-ODEBUG_INTERPOSER(PT, int, rwlock_unlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
+ODEBUG_INTERPOSER_QUICK(PT, int, rwlock_unlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw),
+			odebug_rwlock_read_unlock_quiet(rw))
 INTERPOSE_BASE_234(int, pthread_rwlock_unlock, (pthread_rwlock_t *rw), (rw), rwlock_unlock);
