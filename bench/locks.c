@@ -13,6 +13,7 @@
  *   bench-locks rdpair [N]        uncontended pthread_rwlock_rdlock+unlock of
  *                                 one cache-hot rwlock, N pairs (default
  *                                 20 M): ns/pair
+ *   bench-locks wrpair [N]        the same with pthread_rwlock_wrlock: ns/pair
  *   bench-locks readers [N]       4 threads, each N rdlock+unlock pairs
  *                                 (default 2 M) on one shared rwlock:
  *                                 ns/pair per thread
@@ -147,23 +148,25 @@ int main(int argc, char **argv)
 		printf("pair %.2f ns\n", t * 1e9 / n);
 		return 0;
 	}
-	if (!strcmp(what, "rdpair")) {
+	if (!strcmp(what, "rdpair") || !strcmp(what, "wrpair")) {
 		long n = argc > 2 ? atol(argv[2]) : 20000000;
 		pthread_rwlock_t *rw = malloc(sizeof(*rw));
+		int (*lock)(pthread_rwlock_t *) =
+			what[0] == 'r' ? pthread_rwlock_rdlock : pthread_rwlock_wrlock;
 
 		pthread_rwlock_init(rw, NULL);
 		for (long i = 0; i < n / 10; i++) {	/* warm up */
-			pthread_rwlock_rdlock(rw);
+			lock(rw);
 			pthread_rwlock_unlock(rw);
 		}
 		t = now();
 		for (long i = 0; i < n; i++) {
-			pthread_rwlock_rdlock(rw);
+			lock(rw);
 			__asm__ volatile("" ::: "memory");
 			pthread_rwlock_unlock(rw);
 		}
 		t = now() - t;
-		printf("rdpair %.2f ns\n", t * 1e9 / n);
+		printf("%s %.2f ns\n", what, t * 1e9 / n);
 		return 0;
 	}
 	if (!strcmp(what, "readers")) {
@@ -204,7 +207,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(what, "fork") && argc > 2)
 		return forks(!strcmp(argv[2], "started"), argc > 3 ? atol(argv[3]) : 200);
-	fprintf(stderr, "usage: bench-locks pair [N] | rdpair [N] | readers [N] | "
+	fprintf(stderr, "usage: bench-locks pair [N] | rdpair [N] | wrpair [N] | readers [N] | "
 		"spread array|page [N] | fork quiet|started [N]\n");
 	return 2;
 }

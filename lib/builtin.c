@@ -580,13 +580,16 @@ static __attribute__((noinline)) void lock_slow(void *addr, const struct debug_o
 }
 
 /*
- * The mutex cache (builtin.h): after a lock in glibc-keeps-the-hold mode
- * left the tracker INACTIVE or ACTIVE, remember it; in tracked mode, forget
- * any entry of this address (its hits would skip the tracker's steps).
+ * The lock cache (builtin.h): after a mutex's lock in glibc-keeps-the-hold
+ * mode, or an rwlock's write lock (whose hold is its tracker's, by
+ * compare-and-swap, unless origins=1), left the tracker INACTIVE or
+ * ACTIVE, remember it; in tracked mode, forget any entry of this address
+ * (its hits would skip the tracker's steps).
  */
-static void mcache_update(void *addr, bool tracked)
+static void mcache_update(void *addr, const struct debug_obj_descr *d, bool tracked)
 {
 	struct odebug_tracker **e = odebug_mcache_entry((uintptr_t)addr), *t;
+	uint64_t *key = d == &odebug_mutex_descr ? &odebug_mutex_key : &odebug_rwlock_key;
 	uint64_t w;
 
 	if (tracked) {
@@ -595,10 +598,10 @@ static void mcache_update(void *addr, bool tracked)
 		return;
 	}
 	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_descr(w) != &odebug_mutex_descr)
+	if (!t || odebug_word_descr(w) != d)
 		return;
-	if (!odebug_load(&odebug_mutex_key))
-		odebug_store(&odebug_mutex_key, odebug_settled_key(odebug_word_slot(w)));
+	if (!odebug_load(key))
+		odebug_store(key, odebug_settled_key(odebug_word_slot(w)));
 	*e = t;
 }
 
@@ -665,9 +668,11 @@ void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebu
 			tracked = odebug_glibc_rwlock_tracked_mode(addr);
 	}
 	if (d == &odebug_mutex_descr)
-		mcache_update(addr, tracked);
+		mcache_update(addr, d, tracked);
 	else if (d == &odebug_rwlock_descr && op != BUILTIN_LOCK)
 		rwlock_seal(addr, tracked);
+	else if (d == &odebug_rwlock_descr)
+		mcache_update(addr, d, odebug_opt.origins);
 }
 
 /*

@@ -210,6 +210,27 @@ static inline bool odebug_rwlock_sealed(const void *addr)
 }
 
 /*
+ * A writer's lock (@from INACTIVE, @to ACTIVE) or unlock (the reverse) of
+ * an rwlock in this thread's cache: the step fast_step() (builtin.c)
+ * makes, one compare-and-swap of the tracker's word, without its lookup.
+ * The entry's tracker must hold exactly this address, the rwlock
+ * descriptor and @from, busy clear; anything else is the slow path's.
+ */
+static inline bool odebug_rwlock_writer_cached(const void *addr, enum debug_obj_state from,
+					       enum debug_obj_state to)
+{
+	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
+	uint64_t key = odebug_load(&odebug_rwlock_key), w;
+
+	if (!t || !key)
+		return false;
+	w = odebug_tracker_word(t);
+	if (w != odebug_settled_word((uintptr_t)addr, key, from))
+		return false;
+	return odebug_tracker_move(t, w, to);
+}
+
+/*
  * How many readers hold (or wait for) an rwlock whose __readers word is
  * @r, as glibc counts them: the one place that decodes it (glibc.h has
  * the layout).

@@ -370,6 +370,12 @@ static inline uint64_t odebug_settled_key(unsigned int slot)
 	return odebug_word(0, slot, ODEBUG_STATE_ACTIVE);
 }
 
+/* The word of @addr's tracker with @key's descriptor slot, in @state, busy clear. */
+static inline uint64_t odebug_settled_word(uintptr_t addr, uint64_t key, enum debug_obj_state state)
+{
+	return ((odebug_word(addr, 0, 0) | key) & ~(uint64_t)ODEBUG_STATE_BITS) | state;
+}
+
 /*
  * Without any lock: is @t the tracker of @addr with the descriptor slot
  * of @key (odebug_settled_key()), INACTIVE or ACTIVE, busy clear?  One

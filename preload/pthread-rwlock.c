@@ -76,7 +76,19 @@ INTERPOSE_BASE_234(int, pthread_rwlock_destroy, (pthread_rwlock_t *rw), (rw), rw
 		return r;							\
 	}									\
 	ODEBUG_INTERPOSER(PT, int, fn, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
-LOCK_FN(wrlock, BUILTIN_LOCK)
+
+/* A write lock: of an rwlock in this thread's cache, one compare-and-swap. */
+ODEBUG_INLINE int wrlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	int r = next(rw);
+
+	if (likely(r == 0 &&
+		   odebug_rwlock_writer_cached(rw, ODEBUG_STATE_INACTIVE, ODEBUG_STATE_ACTIVE)))
+		return r;
+	locked_slow(rw, r, BUILTIN_LOCK);
+	return r;
+}
+ODEBUG_INTERPOSER(PT, int, wrlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw))
 
 /* Out of line: the sealed read lock's frame stays empty, a tail call. */
 static __attribute__((noinline)) int rdlock_slow(int (*next)(pthread_rwlock_t *),
@@ -164,6 +176,11 @@ ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rw
 {
 	/* A reader's unlock of a sealed rwlock: nothing to check or write. */
 	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
+		return next(rw);
+	/* The writer glibc names, of an rwlock in this thread's cache: one compare-and-swap. */
+	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == odebug_tls.self_tid &&
+	    odebug_tls.self_tid &&
+	    odebug_rwlock_writer_cached(rw, ODEBUG_STATE_ACTIVE, ODEBUG_STATE_INACTIVE))
 		return next(rw);
 	return unlock_slow(next, rw);
 }

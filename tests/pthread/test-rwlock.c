@@ -181,6 +181,25 @@ static void use_of_destroyed_sealed_rwlock_is_reported(void **state)
 	free(rw);
 }
 
+/* A writer's lock and unlock of a cached rwlock still see a destroy. */
+static void write_lock_of_destroyed_cached_rwlock_is_reported(void **state)
+{
+	pthread_rwlock_t *rw = calloc(1, sizeof(*rw));
+
+	(void)state;
+	pthread_rwlock_init(rw, NULL);
+	for (int i = 0; i < 3; i++) {
+		pthread_rwlock_wrlock(rw);
+		assert_int_equal(debug_object_get_state(rw), ODEBUG_STATE_ACTIVE);
+		pthread_rwlock_unlock(rw);
+		assert_int_equal(debug_object_get_state(rw), ODEBUG_STATE_INACTIVE);
+	}
+	pthread_rwlock_destroy(rw);
+	EXPECT_REPORT((pthread_rwlock_wrlock(rw), pthread_rwlock_unlock(rw)),
+		      "ODEBUG: activate destroyed", "pthread_rwlock");
+	free(rw);
+}
+
 /*
  * Memory released without a destroy (here unmapped) takes the tracker
  * away, and with it every seal: bytes that come back with the seal (a file
@@ -251,6 +270,7 @@ int main(void)
 		cmocka_unit_test(reinit_after_destroy_and_free_unlocked_are_silent),
 		cmocka_unit_test(read_holds_live_in_glibcs_words),
 		cmocka_unit_test(use_of_destroyed_sealed_rwlock_is_reported),
+		cmocka_unit_test(write_lock_of_destroyed_cached_rwlock_is_reported),
 		cmocka_unit_test(seal_of_released_memory_is_not_honoured),
 		cmocka_unit_test(seal_leaves_the_stack_owners_readers_counted),
 	};
