@@ -5,7 +5,8 @@
  * initializer, whether a mutex is held and by whom, how many threads a
  * barrier waits for, whether an unlock is checked by glibc; the free
  * check's sync of mutex trackers from those words, and a report's owner
- * line.  Only read, never written.
+ * line.  Only read, never written (an rwlock's seal, in a word glibc never
+ * uses, is builtin.c's).
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -32,7 +32,8 @@
  * glibc's own structures answer what the table cannot know: whether a
  * mutex is locked and by whom (__lock, __owner), whether memory holds a
  * static initializer, how many threads a barrier waits for.  They are only
- * read, never written.
+ * read, never written, but for one word glibc never uses: an rwlock's seal
+ * (builtin.h), which lets a read lock skip the table.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -43,6 +43,11 @@
 
 /* The next free() is glibc's, with the layout above (odebug_free_probe()). */
 static bool ptmalloc;
+/*
+ * The lowest block free() reads glibc's header of inline: 1 (not NULL)
+ * with glibc's allocator, else none, so that one compare tests both.
+ */
+static uintptr_t inline_lo = UINTPTR_MAX;
 
 /*
  * The usable size of glibc's block at @mem, 0 if glibc's free() would
@@ -163,6 +168,7 @@ void odebug_free_probe(void)
 		odebug_next_free(p);
 	}
 	ptmalloc = same;
+	inline_lo = same ? 1 : UINTPTR_MAX;
 	if (!same && odebug_opt.verbosity)
 		odebug_message("free(): not glibc's allocator as libodebug reads it: each block "
 			       "is sized by malloc_usable_size(), a call per free()", (char *)NULL);
@@ -287,18 +293,23 @@ ODEBUG_EXPORT void free(void *p)
 		if (unlikely(sp > odebug_tls.onstack_low))
 			return free_returned(p, sp);
 		if (unlikely(!odebug_span_below(m))) {
-			if (!ptmalloc || !p)
+			if (m < odebug_load(&inline_lo))	/* NULL, or not glibc's */
 				return free_enabled(p, sp);
 			/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
 			memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
 			size &= ~SIZE_BITS;	/* >= the usable size */
-			if (size - 1 >= SANE_BLOCK_SIZE - 1)
-				return free_enabled(p, sp);
+			/*
+			 * A size glibc would refuse (0, or past any block) ends
+			 * in another chunk, or wraps: no eighth, glibc's own
+			 * free() refuses it; or a marked one, checked here.
+			 */
 			switch (odebug_chunk_look(m, m + size)) {
 			case 0:
 				break;
 			case 1:
-				return free_marked(p, size, sp);
+				if (size - 1 < SANE_BLOCK_SIZE - 1)
+					return free_marked(p, size, sp);
+				/* fall through */
 			default:
 				return free_enabled(p, sp);
 			}
