@@ -227,9 +227,36 @@ static inline bool map_zero(const uint8_t *m, size_t c0, size_t c1)
 }
 
 /*
+ * Was no page of the map over chunks [c0, c1] ever marked?  A word of the
+ * page bits answers for 64 pages (1 GiB), and the bit over that word for
+ * the word.  False past 1,024 such words (64 TiB): the caller visits.
+ */
+static bool map_pages_unused(size_t c0, size_t c1)
+{
+	size_t p = c0 / MAP_PAGE_CHUNKS, p1 = c1 / MAP_PAGE_CHUNKS, w;
+	uint64_t bits;
+
+	if (p1 / 64 - p / 64 > 1024)
+		return false;
+	for (; p <= p1; p = (w + 1) * 64) {
+		w = p / 64;
+		if (!(odebug_load(&map_used_words[w / 64]) >> (w % 64) & 1))
+			continue;
+		bits = odebug_load(&map_used[w]) >> (p % 64);
+		if (w == p1 / 64)
+			bits &= ~0ull >> (63 - (p1 % 64) + (p % 64));
+		if (bits)
+			return false;
+	}
+	return true;
+}
+
+/*
  * odebug_range_may_hold() of a range over more than one chunk: a chunk the
  * map marks is asked of its mask; eight unmarked ones are passed over with
- * one load.
+ * one load.  A range larger than the table (a program's reservation) is
+ * visited bucket by bucket, unless no page of the map over it was ever
+ * marked.
  */
 static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintptr_t end)
 {
@@ -238,8 +265,8 @@ static __attribute__((noinline)) bool range_may_hold_long(uintptr_t start, uintp
 	const uint8_t *m = chunk_map;
 	bool raw;
 
-	if (c1 - c >= ODEBUG_HASH_SIZE)
-		return true;		/* the slow path visits every bucket once */
+	if (c1 - c >= ODEBUG_HASH_SIZE)	/* the slow path visits every bucket once */
+		return !(m && c1 < map_chunks && map_pages_unused(c, c1));
 	if (c1 >= map_chunks)
 		m = NULL;		/* every chunk counts as marked */
 	/* The map's pages of the range (three at most) all marked once: read as they are. */
