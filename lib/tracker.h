@@ -651,25 +651,29 @@ extern ODEBUG_HIDDEN size_t odebug_map_chunks;
 
 /*
  * The free path's first look, inline, at a nonempty range [start, end):
- * 0 when it lies in one chunk and the map marks none of its eighths (no
- * object tracked now starts in it), 1 when it lies in one chunk whose
- * byte marks one of its eighths (ask odebug_chunk_may_hold()), 2
- * otherwise (ask odebug_map_may_hold()).  Most blocks of a heap that holds
- * tracked objects elsewhere end at 0, and most blocks beside one too.
+ * 0 when it lies in one chunk the map leaves unmarked, or in one eighth
+ * of a chunk the map does not mark (no object tracked now starts in it),
+ * 1 for any other range within one marked chunk (ask
+ * odebug_chunk_may_hold()), 2 otherwise (ask odebug_map_may_hold()).  Most
+ * blocks of a heap that holds tracked objects elsewhere end at 0, and most
+ * small ones beside one too; a block over several eighths is left to the
+ * masks, which a chunk dense with trackers needs anyway.
  */
 static inline int odebug_chunk_look(uintptr_t start, uintptr_t end)
 {
 	uintptr_t c = start >> ODEBUG_CHUNK_SHIFT;
-	unsigned int v, first, last;
+	uintptr_t first, last;	/* the eighths of start and end - 1 */
+	unsigned int v;
 
 	if (((end - 1) >> ODEBUG_CHUNK_SHIFT) != c || c >= odebug_load(&odebug_map_chunks))
 		return 2;
 	v = __atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
 	if (likely(!v))
 		return 0;
-	first = (unsigned int)(start >> ODEBUG_EIGHTH_SHIFT) & 7;
-	last = (unsigned int)((end - 1) >> ODEBUG_EIGHTH_SHIFT) & 7;
-	return (v >> first & 0xffu >> (7 - last + first)) != 0;
+	first = start >> ODEBUG_EIGHTH_SHIFT;
+	last = (end - 1) >> ODEBUG_EIGHTH_SHIFT;
+	/* Within one eighth (most blocks): its bit; else the masks answer. */
+	return first != last || (v >> (first & 7) & 1);
 }
 bool odebug_chunk_may_hold(uintptr_t start, uintptr_t end);
 /*
