@@ -374,6 +374,39 @@ static void huge_munmap_is_checked_in_bounded_time(void **state)
 	assert_reports(2);
 }
 
+/* --- the rwlock's seal ---------------------------------------------- */
+
+/*
+ * A read lock that finds a settled rwlock seals it: glibc's unused __pad2
+ * then holds a word of ours, which later read locks compare instead of
+ * asking the table (pt-rwlock checks what a seal must stand for); a
+ * destroy takes it back, and an init's memset does.
+ */
+static void read_lock_seals_the_rwlock_and_destroy_unseals_it(void **state)
+{
+	pthread_rwlock_t *rw = calloc(1, sizeof(*rw));
+
+	(void)state;
+	pthread_rwlock_init(rw, NULL);
+	for (int i = 0; i < 2; i++) {
+		pthread_rwlock_rdlock(rw);
+		pthread_rwlock_unlock(rw);
+	}
+	assert_int_not_equal(rw->__data.__pad2, 0);
+	pthread_rwlock_destroy(rw);
+	assert_int_equal(rw->__data.__pad2, 0);
+	pthread_rwlock_init(rw, NULL);
+	pthread_rwlock_rdlock(rw);
+	pthread_rwlock_unlock(rw);
+	pthread_rwlock_rdlock(rw);
+	pthread_rwlock_unlock(rw);
+	assert_int_not_equal(rw->__data.__pad2, 0);
+	pthread_rwlock_init(rw, NULL);
+	assert_int_equal(rw->__data.__pad2, 0);
+	pthread_rwlock_destroy(rw);
+	free(rw);
+}
+
 /* --- threads --------------------------------------------------------- */
 
 static void *leave_armed_stack_widget(void *arg)
@@ -506,6 +539,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(mremap_move_checks_the_whole_old_range),
 		cmocka_unit_test(mremap_growing_in_place_keeps_its_objects),
 		cmocka_unit_test(huge_munmap_is_checked_in_bounded_time),
+		cmocka_unit_test(read_lock_seals_the_rwlock_and_destroy_unseals_it),
 		cmocka_unit_test(thread_exit_with_active_stack_object_is_caught),
 		cmocka_unit_test(errno_survives_every_interposed_call),
 		cmocka_unit_test(fork_with_busy_threads_never_deadlocks),
