@@ -66,29 +66,11 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
  * An interposer @fn for @family whose work is @fn##_body(next, args...)
  * (always inline): disabled, the real call; enabled, the body inline when
  * odebug_builtin_fast(), else @fn##_cold, out of line, which starts
- * libodebug or looks at the returned frames first.
+ * libodebug or looks at the returned frames first: the macro below, with
+ * no test of its own.
  */
 #define ODEBUG_INTERPOSER(family, ret, fn, nextp, params, args)		\
-	static __attribute__((noinline)) ret fn##_cold(ret (*next) nextp,	\
-						       ODEBUG_ARGS params, uintptr_t sp) \
-	{									\
-		if (!odebug_builtin_enter_slow(sp))				\
-			return next args;					\
-		return fn##_body(next, ODEBUG_ARGS args);			\
-	}									\
-	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
-							   ODEBUG_ARGS params)	\
-	{									\
-		int on = odebug_load(&odebug_builtin_on);			\
-		uintptr_t sp;							\
-										\
-		if (likely(!(on & (family))))					\
-			return next args;					\
-		sp = odebug_caller_sp();					\
-		if (unlikely(!odebug_builtin_fast(on, sp)))			\
-			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
-		return fn##_body(next, ODEBUG_ARGS args);			\
-	}
+	ODEBUG_INTERPOSER_QUICK(family, ret, fn, nextp, params, args, 0)
 
 /*
  * The same, for a call that has nothing to do when @quick, a test of its

@@ -47,7 +47,7 @@ static bool ptmalloc;
  * The lowest block free() reads glibc's header of inline: 1 (not NULL)
  * with glibc's allocator, else none, so that one compare tests both.
  */
-static uintptr_t inline_lo = UINTPTR_MAX;
+ODEBUG_HOT static uintptr_t inline_lo = UINTPTR_MAX;
 
 /*
  * The usable size of glibc's block at @mem, 0 if glibc's free() would
