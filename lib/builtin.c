@@ -619,7 +619,7 @@ static void rwlock_seal(void *addr, bool tracked)
 	unsigned long seal;
 	uint64_t w, key;
 
-	if (tracked || rw->__data.__shared)
+	if (tracked || rw->__data.__shared || odebug_on_any_stack((uintptr_t)addr))
 		return;
 	t = odebug_peek((uintptr_t)addr, &w);
 	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)

@@ -157,9 +157,10 @@ static inline bool odebug_mutex_cached(const void *addr)
  *   and so does a change of the mode (tracker.h's odebug_tracker_left()):
  *   no seal made before matches, and a copy of the rwlock's bytes (a
  *   realloc()) never matched, being another address;
- * - tracked mode stays out: a process-shared init clears the word, and a
- *   thread whose stack holds the rwlock (another thread sealed it) does not
- *   take the fast path (odebug_on_own_stack()).
+ * - tracked mode stays out: a process-shared init clears the word, and no
+ *   rwlock on the stack of a thread alive (stack.c's odebug_on_any_stack())
+ *   is sealed, so the stack's owner, whose read holds of it are counted in
+ *   the tracker, never meets a seal there.
  * Its high 16 bits are never 0 and never change (a mark), so a seal is
  * never an initializer's word, and the static-initializer test
  * (builtin-glibc.c) takes one of any key for the rwlock's bytes.
@@ -186,9 +187,8 @@ static inline bool odebug_rwlock_sealed(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
 
-	return __atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) ==
-		       odebug_rwlock_seal_of(addr) &&
-	       !odebug_on_own_stack((uintptr_t)addr);
+	return (__atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) ^ (uintptr_t)addr) ==
+	       odebug_load(&odebug_rwlock_seal);
 }
 
 /*
@@ -229,18 +229,21 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 }
 
 /*
- * A reader's unlock with nothing to check or write: glibc names no writer,
- * counts readers (the caller's own read hold among them: not "unlock" of
- * an rwlock nobody holds), and the rwlock is sealed, so this thread's read
- * holds of it are glibc's (not tracked mode).  In that mode a reader's
- * unlock changes nothing of ours (odebug_builtin_rwlock_unlock()).
+ * A reader's unlock with nothing to check or write: glibc's __readers shows
+ * a read phase (a writer that holds the rwlock has started a write phase,
+ * so this is no writer's unlock) with readers counted (the caller's own
+ * read hold among them: not "unlock" of an rwlock nobody holds), and the
+ * rwlock is sealed, so this thread's read holds of it are glibc's (not
+ * tracked mode).  In that mode a reader's unlock changes nothing of ours
+ * (odebug_builtin_rwlock_unlock()).
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
-	const pthread_rwlock_t *rw = addr;
+	unsigned int r = __atomic_load_n(&((const pthread_rwlock_t *)addr)->__data.__readers,
+					 __ATOMIC_RELAXED);
 
-	return !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) &&
-	       odebug_glibc_rwlock_readers(addr) && odebug_rwlock_sealed(addr);
+	return !(r & ODEBUG_GLIBC_RWLOCK_WRPHASE) && odebug_glibc_readers_in(r) &&
+	       odebug_rwlock_sealed(addr);
 }
 
 /* What a step does to an object's tracker, under its bucket lock. */

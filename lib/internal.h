@@ -398,6 +398,8 @@ void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
 void odebug_stack_learn(bool main);
+void odebug_stack_forget(void);
+bool odebug_on_any_stack(uintptr_t addr);
 void odebug_stack_note_main(void);
 void odebug_thread_begin(bool main);	/* "thread.c" */
 extern ODEBUG_HIDDEN bool odebug_thread_hook;

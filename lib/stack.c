@@ -94,6 +94,92 @@ void odebug_stack_note_main(void)
 	main_thread = pthread_self();
 }
 
+/*
+ * The stacks learned of the threads alive, for the rwlock seal (builtin.c):
+ * an rwlock on a thread's stack keeps its owner's read holds in its tracker
+ * (tracked mode), so no thread may seal one there, where the owner's read
+ * paths would skip the tracker.  A slot is claimed by compare-and-swap of
+ * its end (0: free, 1: claimed, its start not yet written), filled start
+ * first, and freed when the thread's start routine ends (its stack may
+ * then be reused, as another thread's: that thread claims a slot again).
+ * A reader that meets a slot changing sees an empty or a larger range, and
+ * refuses a seal it could have made: never the reverse.  A thread that
+ * found no free slot counts in stacks_unrecorded, and while any such
+ * thread lives nothing is sealed.  The main thread's stack lives as long
+ * as the process.
+ */
+#define STACKS_MAX 1024
+static struct {
+	uintptr_t lo, hi;
+} stacks[STACKS_MAX];
+static unsigned int stacks_used;	/* slots ever claimed: the readers' bound */
+static unsigned int stacks_unrecorded;
+static ODEBUG_TLS unsigned int stack_slot;	/* 1 + this thread's slot; 0: none */
+static ODEBUG_TLS bool stack_unrecorded;
+
+static unsigned int stacks_record(uintptr_t lo, uintptr_t hi)
+{
+	for (unsigned int i = 0; i < STACKS_MAX; i++) {
+		uintptr_t free = 0;
+
+		if (!__atomic_compare_exchange_n(&stacks[i].hi, &free, 1, false,
+						 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&stacks[i].lo, lo, __ATOMIC_RELAXED);
+		__atomic_store_n(&stacks[i].hi, hi, __ATOMIC_RELEASE);
+		for (unsigned int n = odebug_load(&stacks_used); n < i + 1 &&
+		     !__atomic_compare_exchange_n(&stacks_used, &n, i + 1, true,
+						  __ATOMIC_RELEASE, __ATOMIC_RELAXED);)
+			;
+		return i + 1;
+	}
+	return 0;
+}
+
+/* This thread's stack, as learned, for odebug_on_any_stack(). */
+static void stack_record(uintptr_t lo, uintptr_t hi)
+{
+	if (stack_slot || stack_unrecorded)
+		return;
+	stack_slot = stacks_record(lo, hi);
+	if (!stack_slot) {
+		stack_unrecorded = true;
+		__atomic_fetch_add(&stacks_unrecorded, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+/* The calling thread's start routine ended: its stack is no longer its own. */
+void odebug_stack_forget(void)
+{
+	if (stack_slot)
+		__atomic_store_n(&stacks[stack_slot - 1].hi, 0, __ATOMIC_RELEASE);
+	else if (stack_unrecorded)
+		__atomic_fetch_sub(&stacks_unrecorded, 1, __ATOMIC_SEQ_CST);
+	stack_slot = 0;
+	stack_unrecorded = false;
+}
+
+/*
+ * May @addr lie on the stack of a thread alive, as learned?  No lock: a
+ * thread whose stack holds @addr recorded it before anything could be
+ * made there, so a caller that knows of an object at @addr sees the
+ * record.  True also while a thread's stack went unrecorded.
+ */
+bool odebug_on_any_stack(uintptr_t addr)
+{
+	unsigned int n = __atomic_load_n(&stacks_used, __ATOMIC_ACQUIRE);
+
+	if (__atomic_load_n(&stacks_unrecorded, __ATOMIC_SEQ_CST))
+		return true;
+	for (unsigned int i = 0; i < n; i++) {
+		uintptr_t hi = __atomic_load_n(&stacks[i].hi, __ATOMIC_ACQUIRE);
+
+		if (addr < hi && addr >= __atomic_load_n(&stacks[i].lo, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
 /* @thread's stack mapping by pthread_getattr_np(), which may allocate. */
 static bool stack_of(pthread_t thread, uintptr_t *lo, uintptr_t *hi)
 {
@@ -130,6 +216,7 @@ void odebug_stack_learn(bool main)
 	if (main && !main_known && main_thread && stack_of(main_thread, &lo, &hi)) {
 		main_lo = lo;
 		main_hi = hi;
+		stacks_record(lo, hi);	/* for the process's life */
 		__atomic_store_n(&main_known, true, __ATOMIC_RELEASE);
 		/* On the main thread, one read of /proc/self/maps serves both. */
 		learned = pthread_equal(pthread_self(), main_thread);
@@ -140,6 +227,7 @@ void odebug_stack_learn(bool main)
 		odebug_tls.stack_lo = lo;
 		odebug_tls.stack_len = stack_top(lo, hi) - lo;
 		stack_hi = hi;
+		stack_record(lo, hi);
 	}
 }
 

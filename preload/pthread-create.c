@@ -60,6 +60,7 @@ struct start {
 static void routine_ended(void *unused)
 {
 	(void)unused;
+	odebug_stack_forget();
 	if (odebug_load(&odebug_held_on)) {
 		odebug_held_thread_end();
 		odebug_held_sigstack_thread_end();

@@ -172,17 +172,26 @@ static __attribute__((noinline)) int unlock_slow(int (*next)(pthread_rwlock_t *)
 	return next(rw);
 }
 
-ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+/*
+ * Out of line: the quiet unlock's frame stays empty.  The writer glibc
+ * names, of an rwlock in this thread's cache: one compare-and-swap.
+ */
+static __attribute__((noinline)) int unlock_unquiet(int (*next)(pthread_rwlock_t *),
+						    pthread_rwlock_t *rw)
 {
-	/* A reader's unlock of a sealed rwlock: nothing to check or write. */
-	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
-		return next(rw);
-	/* The writer glibc names, of an rwlock in this thread's cache: one compare-and-swap. */
 	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == odebug_tls.self_tid &&
 	    odebug_tls.self_tid &&
 	    odebug_rwlock_writer_cached(rw, ODEBUG_STATE_ACTIVE, ODEBUG_STATE_INACTIVE))
 		return next(rw);
 	return unlock_slow(next, rw);
+}
+
+ODEBUG_INLINE int rwlock_unlock_body(int (*next)(pthread_rwlock_t *), pthread_rwlock_t *rw)
+{
+	/* A reader's unlock of a sealed rwlock: nothing to check or write. */
+	if (likely(odebug_rwlock_read_unlock_quiet(rw)))
+		return next(rw);
+	return unlock_unquiet(next, rw);
 }
 ODEBUG_INTERPOSER_QUICK(PT, int, rwlock_unlock, (pthread_rwlock_t *), (pthread_rwlock_t *rw), (rw),
 			odebug_rwlock_read_unlock_quiet(rw))

@@ -407,6 +407,37 @@ static void read_lock_seals_the_rwlock_and_destroy_unseals_it(void **state)
 	free(rw);
 }
 
+/*
+ * No seal is made on a live thread's stack (the threads' stacks are
+ * recorded for that); a thread's record goes when its start routine ends,
+ * so a program that makes many threads in turn still seals.
+ */
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+static void threads_that_ended_leave_the_seal_working(void **state)
+{
+	pthread_rwlock_t *rw = calloc(1, sizeof(*rw));
+
+	(void)state;
+	for (int i = 0; i < 1100; i++) {
+		pthread_t t;
+
+		assert_int_equal(pthread_create(&t, NULL, nothing, NULL), 0);
+		pthread_join(t, NULL);
+	}
+	pthread_rwlock_init(rw, NULL);
+	for (int i = 0; i < 2; i++) {
+		pthread_rwlock_rdlock(rw);
+		pthread_rwlock_unlock(rw);
+	}
+	assert_int_not_equal(rw->__data.__pad2, 0);
+	pthread_rwlock_destroy(rw);
+	free(rw);
+}
+
 /* --- threads --------------------------------------------------------- */
 
 static void *leave_armed_stack_widget(void *arg)
@@ -540,6 +571,7 @@ int test_main(int argc, char **argv)
 		cmocka_unit_test(mremap_growing_in_place_keeps_its_objects),
 		cmocka_unit_test(huge_munmap_is_checked_in_bounded_time),
 		cmocka_unit_test(read_lock_seals_the_rwlock_and_destroy_unseals_it),
+		cmocka_unit_test(threads_that_ended_leave_the_seal_working),
 		cmocka_unit_test(thread_exit_with_active_stack_object_is_caught),
 		cmocka_unit_test(errno_survives_every_interposed_call),
 		cmocka_unit_test(fork_with_busy_threads_never_deadlocks),

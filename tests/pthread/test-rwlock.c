@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* pthread_rwlock, the built-in type: what odebug-pthread(7) says of rwlocks. */
 #define _GNU_SOURCE
+#include <semaphore.h>
 #include <stdio.h>
 #include <sys/mman.h>
 
@@ -258,6 +259,48 @@ static void seal_leaves_the_stack_owners_readers_counted(void **state)
 	pthread_rwlock_destroy(&on_stack);
 }
 
+/*
+ * The same from the other side: an rwlock on a new thread's stack, read
+ * locked by the main thread while the new thread lives, then by its owner.
+ */
+static sem_t handed_over, checked;
+static int owner_state_held, owner_state_released;
+
+static void *owner_of_stack_rwlock(void *arg)
+{
+	pthread_rwlock_t on_stack;
+
+	(void)arg;
+	pthread_rwlock_init(&on_stack, NULL);
+	handed = &on_stack;
+	sem_post(&handed_over);
+	sem_wait(&checked);
+	pthread_rwlock_rdlock(&on_stack);
+	owner_state_held = debug_object_get_state(&on_stack);
+	pthread_rwlock_unlock(&on_stack);
+	owner_state_released = debug_object_get_state(&on_stack);
+	pthread_rwlock_destroy(&on_stack);
+	return NULL;
+}
+
+static void seal_leaves_a_new_threads_stack_rwlock_counted(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	sem_init(&handed_over, 0, 0);
+	sem_init(&checked, 0, 0);
+	assert_int_equal(pthread_create(&t, NULL, owner_of_stack_rwlock, NULL), 0);
+	sem_wait(&handed_over);
+	seal_of(handed);
+	sem_post(&checked);
+	pthread_join(t, NULL);
+	assert_int_equal(owner_state_held, ODEBUG_STATE_ACTIVE);
+	assert_int_equal(owner_state_released, ODEBUG_STATE_INACTIVE);
+	sem_destroy(&handed_over);
+	sem_destroy(&checked);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -273,6 +316,7 @@ int main(void)
 		cmocka_unit_test(write_lock_of_destroyed_cached_rwlock_is_reported),
 		cmocka_unit_test(seal_of_released_memory_is_not_honoured),
 		cmocka_unit_test(seal_leaves_the_stack_owners_readers_counted),
+		cmocka_unit_test(seal_leaves_a_new_threads_stack_rwlock_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
