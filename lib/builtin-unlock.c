@@ -15,8 +15,7 @@
 /* Before pthread_mutex_destroy (and mtx_destroy): the state, synced. */
 int odebug_builtin_mutex_peek(void *addr)
 {
-	odebug_builtin_mutex_sync(addr);
-	return odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_PEEK, 0);
+	return odebug_builtin_mutex_sync(addr);
 }
 
 /*

@@ -357,7 +357,8 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op 
 		decide(addr, d, op, arg, &c);
 	} while (!apply(t, w, &c, op, origin));
 	odebug_bucket_unlock(b);
-	return c.state;
+	/* A sync is asked for the state it leaves (synced_state()). */
+	return op == BUILTIN_SYNC && c.state != ODEBUG_STATE_FOREIGN ? c.next : c.state;
 }
 
 /*
@@ -396,26 +397,31 @@ static void mutex_tracked(const struct debug_obj_descr *d)
 }
 
 /*
- * Before the table decides on a mutex whose hold glibc keeps: its tracker
- * takes the hold the words show (BUILTIN_SYNC).  Not in tracked mode: that
- * tracker is exact, and before an init on the stack the words are
- * whatever the frame held last.
+ * The state of @addr's tracker of @d (a mutex or an rwlock) with the hold
+ * glibc's words show, as BUILTIN_PEEK would tell it after a sync: one step
+ * under the bucket lock.  The process-shared bits are read under the lock,
+ * once tracked, and only with @initialised: before an init, untracked
+ * memory may be uninitialised.
  */
-void odebug_builtin_mutex_sync(void *addr)
+static int synced_state(void *addr, const struct debug_obj_descr *d, bool initialised)
 {
 	uintptr_t base;
 
-	/* The process-shared bit is read under the lock, once tracked: before an
-	 * init, untracked memory may be uninitialised. */
-	if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
-		step_locked(addr, &odebug_mutex_descr, BUILTIN_SYNC, 0);
+	if (odebug_opt.origins || odebug_on_stack((uintptr_t)addr, &base) ||
+	    (initialised && d == &odebug_rwlock_descr && odebug_glibc_rwlock_tracked_mode(addr)))
+		return odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
+	return step_locked(addr, d, BUILTIN_SYNC, 0);
 }
 
-/* The same for an rwlock's readers, which glibc's __readers keeps. */
-static void rwlock_sync(void *addr)
+/*
+ * Before the table decides on a mutex whose hold glibc keeps: its tracker
+ * takes the hold the words show (BUILTIN_SYNC).  Not in tracked mode: that
+ * tracker is exact, and before an init on the stack the words are
+ * whatever the frame held last.  Returns the state it leaves.
+ */
+int odebug_builtin_mutex_sync(void *addr)
 {
-	if (!odebug_glibc_rwlock_tracked_mode(addr))
-		step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
+	return synced_state(addr, &odebug_mutex_descr, false);
 }
 
 /*
@@ -515,19 +521,18 @@ static int untracked(void *addr, const struct debug_obj_descr *d,
  */
 void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d)
 {
+	uintptr_t a = (uintptr_t)addr;
 	int state;
 
-	if (d == &odebug_mutex_descr) {
-		odebug_builtin_mutex_sync(addr);
-		odebug_orphan_forget((uintptr_t)addr);	/* a new mutex owes no unlock */
-	} else if (d == &odebug_rwlock_descr) {
-		uintptr_t base;
-
-		/* As a mutex's sync: memory not yet initialised is read only once tracked. */
-		if (!odebug_opt.origins && !odebug_on_stack((uintptr_t)addr, &base))
-			step_locked(addr, &odebug_rwlock_descr, BUILTIN_SYNC, 0);
-	}
-	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
+	if (d == &odebug_mutex_descr)
+		odebug_orphan_forget(a);	/* a new mutex owes no unlock */
+	/* Most inits are of fresh memory, where the map proves no tracker starts. */
+	if (!odebug_range_may_hold(a, a + 1))
+		state = ODEBUG_STATE_NOTAVAILABLE;
+	else if (d == &odebug_mutex_descr || d == &odebug_rwlock_descr)
+		state = synced_state(addr, d, false);
+	else
+		state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
 	switch (state) {
 	case ODEBUG_STATE_FOREIGN:
@@ -557,8 +562,9 @@ void odebug_builtin_object_destroy(void *addr, const struct debug_obj_descr *d)
 	int state;
 
 	if (d == &odebug_rwlock_descr)
-		rwlock_sync(addr);
-	state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
+		state = synced_state(addr, d, true);
+	else
+		state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
 	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
 		debug_object_destroy(addr, d);

@@ -278,7 +278,7 @@ void odebug_builtin_owner_died(void *addr, const struct debug_obj_descr *d);
 void odebug_builtin_post(void *addr);	/* sem_post: async-signal-safe, jumps out survived */
 
 /* Mutexes (glibc's structure tells whether and by whom one is held). */
-void odebug_builtin_mutex_sync(void *addr);
+int odebug_builtin_mutex_sync(void *addr);
 int odebug_builtin_mutex_peek(void *addr);
 void odebug_builtin_mutex_destroy(void *addr, int result, int before);
 void odebug_builtin_mutex_unlock(void *addr);
