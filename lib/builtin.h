@@ -62,29 +62,24 @@ static inline __attribute__((always_inline)) bool odebug_builtin_fast(int on, ui
 }
 bool odebug_builtin_enter_slow(uintptr_t sp);
 
-/*
- * An interposer @fn for @family whose work is @fn##_body(next, args...)
- * (always inline): disabled, the real call; enabled, the body inline when
- * odebug_builtin_fast(), else @fn##_cold, out of line, which starts
- * libodebug or looks at the returned frames first: the macro below, with
- * no test of its own.
- */
-#define ODEBUG_INTERPOSER(family, ret, fn, nextp, params, args)		\
-	ODEBUG_INTERPOSER_QUICK(family, ret, fn, nextp, params, args, 0)
-
-/*
- * The same, for a call that has nothing to do when @quick, a test of its
- * arguments that can be true only while libodebug runs (an rwlock's seal):
- * its fast path skips the started bit's test.
- */
-#define ODEBUG_INTERPOSER_QUICK(family, ret, fn, nextp, params, args, quick)	\
+/* The out-of-line copy both macros below call: the start, or the returned frames, first. */
+#define ODEBUG_INTERPOSER_COLD(ret, fn, nextp, params, args)			\
 	static __attribute__((noinline)) ret fn##_cold(ret (*next) nextp,	\
 						       ODEBUG_ARGS params, uintptr_t sp) \
 	{									\
 		if (!odebug_builtin_enter_slow(sp))				\
 			return next args;					\
 		return fn##_body(next, ODEBUG_ARGS args);			\
-	}									\
+	}
+
+/*
+ * An interposer @fn for @family whose work is @fn##_body(next, args...)
+ * (always inline): disabled, the real call; enabled, the body inline when
+ * odebug_builtin_fast(), else @fn##_cold, out of line, which starts
+ * libodebug or looks at the returned frames first.
+ */
+#define ODEBUG_INTERPOSER(family, ret, fn, nextp, params, args)		\
+	ODEBUG_INTERPOSER_COLD(ret, fn, nextp, params, args)			\
 	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
 							   ODEBUG_ARGS params)	\
 	{									\
@@ -94,9 +89,30 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
 		if (likely(!(on & (family))))					\
 			return next args;					\
 		sp = odebug_caller_sp();					\
+		if (unlikely(!odebug_builtin_fast(on, sp)))			\
+			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
+		return fn##_body(next, ODEBUG_ARGS args);			\
+	}
+
+/*
+ * The same, for a call that has nothing to do when @quick, a test of its
+ * arguments that can be true only while libodebug runs (an rwlock's seal):
+ * its fast path is the family's bit, tested in memory, the returned-frames
+ * compare and @quick; the started bit is read only when @quick fails.
+ */
+#define ODEBUG_INTERPOSER_QUICK(family, ret, fn, nextp, params, args, quick)	\
+	ODEBUG_INTERPOSER_COLD(ret, fn, nextp, params, args)			\
+	static inline __attribute__((always_inline)) ret fn(ret (*next) nextp,	\
+							   ODEBUG_ARGS params)	\
+	{									\
+		uintptr_t sp;							\
+										\
+		if (likely(!(odebug_load_folded(&odebug_builtin_on) & (family))))	\
+			return next args;					\
+		sp = odebug_caller_sp();					\
 		if (likely(sp <= odebug_tls.fast_sp && (quick)))		\
 			return next args;					\
-		if (unlikely(!odebug_builtin_fast(on, sp)))			\
+		if (unlikely(!odebug_builtin_fast(odebug_load(&odebug_builtin_on), sp))) \
 			return fn##_cold(next, ODEBUG_ARGS args, sp);		\
 		return fn##_body(next, ODEBUG_ARGS args);			\
 	}
@@ -187,8 +203,7 @@ static inline bool odebug_rwlock_sealed(const void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
 
-	return (__atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) ^ (uintptr_t)addr) ==
-	       odebug_load(&odebug_rwlock_seal);
+	return (odebug_load_folded(&rw->__data.__pad2) ^ (uintptr_t)addr) == odebug_load_folded(&odebug_rwlock_seal);
 }
 
 /*
@@ -239,8 +254,7 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
-	unsigned int r = __atomic_load_n(&((const pthread_rwlock_t *)addr)->__data.__readers,
-					 __ATOMIC_RELAXED);
+	unsigned int r = odebug_load_folded(&((const pthread_rwlock_t *)addr)->__data.__readers);
 
 	return !(r & ODEBUG_GLIBC_RWLOCK_WRPHASE) && odebug_glibc_readers_in(r) &&
 	       odebug_rwlock_sealed(addr);

@@ -96,6 +96,19 @@ odebug_probe(size_t h, size_t i, size_t first, size_t size)
 #define odebug_load(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
 #endif
 #define odebug_store(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+/*
+ * A word another thread may change, read once for a test whose every
+ * answer is safe (a stale one takes the slow path, or is an answer a
+ * racing caller could get anyway): a plain load, which GCC folds into the
+ * test or compare that uses it, where a volatile or __atomic load costs a
+ * mov of its own.  For the few fast paths that count each instruction
+ * (an rwlock's seal); sanitizer builds keep the __atomic form.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !ODEBUG_TSAN
+#define odebug_load_folded(p)	(*(p))
+#else
+#define odebug_load_folded(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+#endif
 
 /* Limits, each named once. */
 #define ODEBUG_MAX_FRAMES	128	/* stack_depth's maximum */
