@@ -109,7 +109,7 @@ void odebug_stack_note_main(void)
  * as the process.
  */
 #define STACKS_MAX 1024
-static struct {
+static ODEBUG_LARGE struct {
 	uintptr_t lo, hi;
 } stacks[STACKS_MAX];
 static unsigned int stacks_used;	/* slots ever claimed: the readers' bound */
