@@ -452,13 +452,13 @@ static inline void odebug_span_extend(uintptr_t addr)
 /* Does no object tracked now start at or above @start? */
 static inline bool odebug_span_below(uintptr_t start)
 {
-	return start >= odebug_load(&odebug_span.hi);
+	return start >= odebug_load_folded(&odebug_span.hi);
 }
 
 /* Does no object tracked now start below @end? */
 static inline bool odebug_span_above(uintptr_t end)
 {
-	return end <= odebug_load(&odebug_span.lo);
+	return end <= odebug_load_folded(&odebug_span.lo);
 }
 
 /* Does no object tracked now start in [start, end)? */
@@ -665,9 +665,9 @@ static inline int odebug_chunk_look(uintptr_t start, uintptr_t end)
 	uintptr_t first, last;	/* the eighths of start and end - 1 */
 	unsigned int v;
 
-	if (((end - 1) >> ODEBUG_CHUNK_SHIFT) != c || c >= odebug_load(&odebug_map_chunks))
+	if (((start ^ (end - 1)) >> ODEBUG_CHUNK_SHIFT) || c >= odebug_load_folded(&odebug_map_chunks))
 		return 2;
-	v = __atomic_load_n(&odebug_chunk_map[c], __ATOMIC_RELAXED);
+	v = odebug_load_folded(&odebug_chunk_map[c]);	/* any byte read answers safely */
 	if (likely(!v))
 		return 0;
 	first = start >> ODEBUG_EIGHTH_SHIFT;

@@ -286,22 +286,24 @@ __attribute__((noinline)) static void free_marked(void *p, size_t size, uintptr_
 ODEBUG_EXPORT void free(void *p)
 {
 	/* Started or not: before the start nothing is out of the pool. */
-	if (unlikely(odebug_load(&odebug_mode) >= ODEBUG_MODE_ON)) {
+	if (unlikely(odebug_load_folded(&odebug_mode) >= ODEBUG_MODE_ON)) {
 		uintptr_t sp = odebug_caller_sp(), m = (uintptr_t)p;
 		size_t size;
 
 		if (unlikely(sp > odebug_tls.onstack_low))
 			return free_returned(p, sp);
 		if (unlikely(!odebug_span_below(m))) {
-			if (m < odebug_load(&inline_lo))	/* NULL, or not glibc's */
+			if (m < odebug_load_folded(&inline_lo))	/* NULL, or not glibc's */
 				return free_enabled(p, sp);
 			/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
 			memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
-			size &= ~SIZE_BITS;	/* >= the usable size */
 			/*
-			 * A size glibc would refuse (0, or past any block) ends
-			 * in another chunk, or wraps: no eighth, glibc's own
-			 * free() refuses it; or a marked one, checked here.
+			 * Its flag bits left in: at most 7 bytes more than
+			 * the chunk, still >= the usable size, so the range
+			 * looked at holds the block's.  A size glibc would
+			 * refuse (0, or past any block) ends in another chunk,
+			 * or wraps: no eighth, glibc's own free() refuses it;
+			 * or a marked one, checked here.
 			 */
 			switch (odebug_chunk_look(m, m + size)) {
 			case 0:
