@@ -237,6 +237,12 @@ static inline unsigned int odebug_glibc_readers_in(unsigned int r)
 	return r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
 }
 
+/* Does @r count any reader?  (One compare.) */
+static inline bool odebug_glibc_readers_any(unsigned int r)
+{
+	return r >= 1u << ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
+}
+
 static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 {
 	return odebug_glibc_readers_in(__atomic_load_n(
@@ -244,19 +250,19 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 }
 
 /*
- * A reader's unlock with nothing to check or write: glibc's __readers shows
- * a read phase (a writer that holds the rwlock has started a write phase,
- * so this is no writer's unlock) with readers counted (the caller's own
- * read hold among them: not "unlock" of an rwlock nobody holds), and the
- * rwlock is sealed, so this thread's read holds of it are glibc's (not
- * tracked mode).  In that mode a reader's unlock changes nothing of ours
- * (odebug_builtin_rwlock_unlock()).
+ * A reader's unlock with nothing to check or write: glibc names no writer
+ * (its own unlock decides so between a writer's and a reader's), counts
+ * readers (the caller's own read hold among them: not "unlock" of an
+ * rwlock nobody holds), and the rwlock is sealed, so this thread's read
+ * holds of it are glibc's (not tracked mode).  In that mode a reader's
+ * unlock changes nothing of ours (odebug_builtin_rwlock_unlock()).
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
-	unsigned int r = odebug_load_folded(&((const pthread_rwlock_t *)addr)->__data.__readers);
+	const pthread_rwlock_t *rw = addr;
 
-	return !(r & ODEBUG_GLIBC_RWLOCK_WRPHASE) && odebug_glibc_readers_in(r) &&
+	return !odebug_load_folded(&rw->__data.__cur_writer) &&
+	       odebug_glibc_readers_any(odebug_load_folded(&rw->__data.__readers)) &&
 	       odebug_rwlock_sealed(addr);
 }
 

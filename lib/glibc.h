@@ -43,7 +43,6 @@ static inline bool odebug_glibc_lock_is_tid(int kind)
  * pthread_rwlock_t's __readers (nptl/pthread_rwlock_common.c): the phase
  * and lock bits, then the count of readers that hold it or wait for it.
  */
-#define ODEBUG_GLIBC_RWLOCK_WRPHASE	1	/* set while a writer holds it, and more */
 #define ODEBUG_GLIBC_RWLOCK_WRLOCKED	2
 #define ODEBUG_GLIBC_RWLOCK_READER_SHIFT	3
 
