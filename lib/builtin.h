@@ -237,7 +237,7 @@ static inline unsigned int odebug_glibc_readers_in(unsigned int r)
 	return r >> ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
 }
 
-/* Does @r count any reader?  (One compare.) */
+/* Does @r count any reader?  One compare, where readers_in() != 0 costs a shift. */
 static inline bool odebug_glibc_readers_any(unsigned int r)
 {
 	return r >= 1u << ODEBUG_GLIBC_RWLOCK_READER_SHIFT;
