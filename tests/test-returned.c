@@ -374,6 +374,37 @@ static void lock_from_the_same_frame_finds_it(void **state)
 	assert_int_equal(stats_delta().warnings, 1);
 }
 
+/*
+ * A sealed rwlock's read lock and unlock make no returned-frames check
+ * (their fast path reads the seal only, builtin.h): the next other call
+ * from the same frame finds the object, once.
+ */
+static pthread_rwlock_t sealed = PTHREAD_RWLOCK_INITIALIZER;
+
+static void sealed_read_pair_leaves_it_to_the_next_call(void **state)
+{
+	char *out, at[64];
+	int line;
+
+	(void)state;
+	pthread_rwlock_rdlock(&sealed);	/* seals it */
+	pthread_rwlock_unlock(&sealed);
+	reset();
+	capture_start();
+	leave_active();
+	pthread_rwlock_rdlock(&sealed);
+	pthread_rwlock_unlock(&sealed);
+	line = __LINE__ + 1;
+	pthread_mutex_lock(&cached);
+	pthread_mutex_unlock(&cached);
+	out = capture_stop();
+	snprintf(at, sizeof(at), "test-returned.c:%d\n", line);
+	if (!strstr(out, at))
+		fail_msg("want the report at the mutex lock (%s):\n%s", at, out);
+	expect_one_returned(out, "frame_obj");
+	assert_int_equal(stats_delta().warnings, 1);
+}
+
 static void init_from_the_same_frame_finds_it(void **state)
 {
 	pthread_mutex_t fresh;
@@ -481,6 +512,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(free_path_finds_it),
 		cmocka_unit_test(free_from_the_same_frame_finds_it),
 		cmocka_unit_test(lock_from_the_same_frame_finds_it),
+		cmocka_unit_test(sealed_read_pair_leaves_it_to_the_next_call),
 		cmocka_unit_test(init_from_the_same_frame_finds_it),
 		cmocka_unit_test(returned_held_mutex_has_no_owner_line),
 		cmocka_unit_test(exit_reports_a_returned_held_mutex),
