@@ -183,7 +183,7 @@ void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t)
 
 /* One chain's part of odebug_bucket_take() (table.c's comment). */
 static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
-					 uintptr_t start, uintptr_t end,
+					 uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					 uint32_t *taken, unsigned long *visited)
 {
 	struct odebug_tracker *t;
@@ -195,6 +195,8 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
 			pp = &t->hnext;
 			continue;
 		}
+		if (sync)
+			sync(t);
 		if (odebug_tracker_state(t) == ODEBUG_STATE_ACTIVE)
 			return t;
 		*pp = t->hnext;
@@ -206,7 +208,7 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
 }
 
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
-					  uintptr_t start, uintptr_t end,
+					  uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					  uint32_t *taken, unsigned long *visited)
 {
 	struct odebug_tracker *t;
@@ -215,7 +217,7 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 	for (c = 0; c < 2; c++) {
 		if (!(chains & (1ull << c)))
 			continue;
-		t = take_chain(b, head_in(b, c), start, end, taken, visited);
+		t = take_chain(b, head_in(b, c), start, end, sync, taken, visited);
 		if (t)
 			return t;
 	}

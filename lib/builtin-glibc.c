@@ -341,6 +341,14 @@ void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
 	odebug_bucket_each(b, chains, sync_one, &r);
 }
 
+/* odebug_bucket_take()'s sync: one tracker of the range, live memory. */
+void odebug_builtin_sync_one(struct odebug_tracker *t)
+{
+	struct sync_range r = { 0, UINTPTR_MAX, false };
+
+	sync_one(t, &r);
+}
+
 /* The same for report_active_at_exit's walk, over memory maybe gone. */
 void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
 {

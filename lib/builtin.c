@@ -210,6 +210,9 @@ fast_step(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op
 	}
 }
 
+/* Returned by a BUILTIN_DESTROY step that moved the tracker to DESTROYED. */
+#define STATE_DESTROYED_NOW (ODEBUG_STATE_FOREIGN + 1)
+
 /* What a step under the bucket lock decides: the state before and after, the active state. */
 struct change {
 	int state, next;
@@ -283,10 +286,17 @@ static void decide(void *addr, const struct debug_obj_descr *d, enum odebug_buil
 			c->next = ODEBUG_STATE_INACTIVE;
 		break;
 	case BUILTIN_SYNC:
+	case BUILTIN_DESTROY:
 		if (d == &odebug_rwlock_descr)
 			sync_readers(addr, c);
 		else
 			sync_hold(addr, c);
+		/* Not held: debug_object_destroy()'s silent case, without its lookup. */
+		if (op == BUILTIN_DESTROY &&
+		    (c->next == ODEBUG_STATE_INIT || c->next == ODEBUG_STATE_INACTIVE)) {
+			c->next = ODEBUG_STATE_DESTROYED;
+			c->astate = 0;
+		}
 		break;
 	case BUILTIN_LOCK:
 	case BUILTIN_RDLOCK:
@@ -357,8 +367,12 @@ step_locked(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op 
 		decide(addr, d, op, arg, &c);
 	} while (!apply(t, w, &c, op, origin));
 	odebug_bucket_unlock(b);
-	/* A sync is asked for the state it leaves (synced_state()). */
-	return op == BUILTIN_SYNC && c.state != ODEBUG_STATE_FOREIGN ? c.next : c.state;
+	if (c.state == ODEBUG_STATE_FOREIGN || (op != BUILTIN_SYNC && op != BUILTIN_DESTROY))
+		return c.state;
+	/* A sync is asked for the state it leaves (synced_state()), a destroy whether it was done. */
+	if (op == BUILTIN_DESTROY && c.next == ODEBUG_STATE_DESTROYED && c.state != ODEBUG_STATE_DESTROYED)
+		return STATE_DESTROYED_NOW;
+	return c.next;
 }
 
 /*
@@ -397,18 +411,26 @@ static void mutex_tracked(const struct debug_obj_descr *d)
 }
 
 /*
- * The state of @addr's tracker of @d (a mutex or an rwlock) with the hold
- * glibc's words show, as BUILTIN_PEEK would tell it after a sync: one step
- * under the bucket lock.  The process-shared bits are read under the lock,
- * once tracked, and only with @initialised: before an init, untracked
- * memory may be uninitialised.
+ * Does @addr's tracker of @d (a mutex or an rwlock) keep its holds itself
+ * (tracked mode: origins=1, a thread's stack, a process-shared rwlock),
+ * so that glibc's words are not asked?  The process-shared bits only with
+ * @initialised: before an init, untracked memory may be uninitialised.
  */
-static int synced_state(void *addr, const struct debug_obj_descr *d, bool initialised)
+static bool tracker_exact(void *addr, const struct debug_obj_descr *d, bool initialised)
 {
 	uintptr_t base;
 
-	if (odebug_opt.origins || odebug_on_stack((uintptr_t)addr, &base) ||
-	    (initialised && d == &odebug_rwlock_descr && odebug_glibc_rwlock_tracked_mode(addr)))
+	return odebug_opt.origins || odebug_on_stack((uintptr_t)addr, &base) ||
+	       (initialised && d == &odebug_rwlock_descr && odebug_glibc_rwlock_tracked_mode(addr));
+}
+
+/*
+ * The state of @addr's tracker of @d with the hold glibc's words show, as
+ * BUILTIN_PEEK would tell it after a sync: one step under the bucket lock.
+ */
+static int synced_state(void *addr, const struct debug_obj_descr *d, bool initialised)
+{
+	if (tracker_exact(addr, d, initialised))
 		return odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 	return step_locked(addr, d, BUILTIN_SYNC, 0);
 }
@@ -561,13 +583,15 @@ void odebug_builtin_object_destroy(void *addr, const struct debug_obj_descr *d)
 {
 	int state;
 
-	if (d == &odebug_rwlock_descr)
-		state = synced_state(addr, d, true);
+	/* An rwlock that nobody holds: synced and destroyed in one step. */
+	if (d == &odebug_rwlock_descr && !tracker_exact(addr, d, true))
+		state = step_locked(addr, d, BUILTIN_DESTROY, 0);
 	else
 		state = odebug_builtin_step(addr, d, BUILTIN_PEEK, 0);
 
-	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE)
-		debug_object_destroy(addr, d);
+	if (state != ODEBUG_STATE_FOREIGN && state != ODEBUG_STATE_NOTAVAILABLE &&
+	    state != STATE_DESTROYED_NOW)
+		debug_object_destroy(addr, d);	/* the reports, and tracked mode's change */
 }
 
 /*

@@ -285,6 +285,7 @@ enum odebug_builtin_op {
 	BUILTIN_RESET,	/* -> INIT, no reader or waiter */
 	BUILTIN_USE,	/* a mutex locked, its hold kept by glibc: INIT -> INACTIVE */
 	BUILTIN_SYNC,	/* a mutex or rwlock: ACTIVE if its words show it held, else not */
+	BUILTIN_DESTROY,	/* BUILTIN_SYNC, then INIT/INACTIVE -> DESTROYED */
 };
 /* Returned by a step on an address tracked with another descriptor. */
 #define ODEBUG_STATE_FOREIGN ODEBUG_STATE_MAX
@@ -331,6 +332,13 @@ static inline void odebug_builtin_sync_range(struct odebug_bucket *b, uint64_t c
 }
 
 void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
+
+/* The same for one tracker, as the free check's walk meets it: NULL while no sync is needed. */
+void odebug_builtin_sync_one(struct odebug_tracker *t);
+static inline odebug_sync_fn odebug_builtin_syncer(void)
+{
+	return unlikely(odebug_load(&odebug_mutex_derived)) ? odebug_builtin_sync_one : NULL;
+}
 
 /* report.c: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);

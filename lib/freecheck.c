@@ -71,9 +71,9 @@ repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
-	if (!rc->dead)	/* a mutex's hold lives in its words (builtin.c) */
-		odebug_builtin_sync_range(b, chains, start, end);
-	t = odebug_bucket_take(b, chains, start, end, &dropped, &cnt);
+	/* A mutex's hold lives in its words (builtin.c), read as the walk meets it. */
+	t = odebug_bucket_take(b, chains, start, end, rc->dead ? NULL : odebug_builtin_syncer(),
+			       &dropped, &cnt);
 	if (t && !odebug_tracker_snapshot_active(&o, t, rc->dead)) {
 		/* A lockless call changed it since the walk: scan again. */
 		odebug_bucket_unlock(b);

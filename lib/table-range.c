@@ -115,7 +115,9 @@ static inline uint64_t chains_to_walk(uint64_t hash, uintptr_t chunk,
 
 	if (!(lo | hi))
 		return 0;
-	return shuffle_set(cells_to_slots(lo) | cells_to_slots(hi) << 32, slot_shuffle_of_hash(hash));
+	/* Most blocks' cells are in one of the two words: the other is 0. */
+	return shuffle_set((lo ? cells_to_slots(lo) : 0) | (hi ? cells_to_slots(hi) << 32 : 0),
+			   slot_shuffle_of_hash(hash));
 }
 
 /* Eight bytes of the map from @p (eight chunks). */

@@ -385,7 +385,7 @@ static inline bool chain_empty(const uint32_t *heads, unsigned int c)
 
 /* odebug_bucket_take() on the one chain whose head is *@pp. */
 static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
-					 uintptr_t start, uintptr_t end,
+					 uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					 uint32_t *taken, unsigned long *visited)
 {
 	struct odebug_tracker *t;
@@ -398,6 +398,10 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
 		if (odebug_word_addr(w) < start || odebug_word_addr(w) >= end) {
 			pp = &t->hnext;
 			continue;
+		}
+		if (sync && !odebug_word_freed(w)) {
+			sync(t);
+			w = odebug_tracker_word(t);
 		}
 		if (odebug_word_state(w) == ODEBUG_STATE_ACTIVE)
 			return t;
@@ -425,6 +429,8 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
  * @b:		the bucket, locked by the caller
  * @chains:	the slot chains to walk, as odebug_table_visit() passed them
  * @start, @end: the range [start, end)
+ * @sync:	called first on each tracker of the range not FREED (a lock's
+ *		hold read from its words, builtin.h), or NULL
  * @taken:	the unlinked trackers are pushed on this list; give it to
  *		odebug_trackers_put() once the lock is dropped
  * @visited:	incremented per tracker looked at
@@ -433,7 +439,7 @@ static struct odebug_tracker *take_chain(struct odebug_bucket *b, uint32_t *pp,
  * linked, or NULL when the chains hold no more of the range.
  */
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
-					  uintptr_t start, uintptr_t end,
+					  uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					  uint32_t *taken, unsigned long *visited)
 {
 	uint32_t *h = b->heads;
@@ -444,8 +450,8 @@ struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chai
 		c = head_of((unsigned int)__builtin_ctzll(chains), 0);
 		if (chain_empty(h, c))
 			continue;
-		if ((t = take_chain(b, &h[c], start, end, taken, visited)) ||
-		    (t = take_chain(b, &h[c + 1], start, end, taken, visited)))
+		if ((t = take_chain(b, &h[c], start, end, sync, taken, visited)) ||
+		    (t = take_chain(b, &h[c + 1], start, end, sync, taken, visited)))
 			return t;
 	}
 	return NULL;

@@ -757,8 +757,9 @@ int odebug_release(struct odebug_bucket *b, struct odebug_tracker *t, uint64_t w
 void odebug_revive(struct odebug_tracker *t, uintptr_t addr, unsigned int slot);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
+typedef void (*odebug_sync_fn)(struct odebug_tracker *t);
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
-					  uintptr_t start, uintptr_t end,
+					  uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					  uint32_t *taken, unsigned long *visited);
 typedef bool (*odebug_tracker_fn)(const struct odebug_tracker *t, void *ctx);
 bool odebug_bucket_each(struct odebug_bucket *b, uint64_t chains,

@@ -38,7 +38,7 @@ static bool drop_bucket(struct odebug_bucket *b, uint64_t chains,
 repeat:
 	dropped = 0;
 	odebug_bucket_lock(b);
-	t = odebug_bucket_take(b, chains, start, end, &dropped, &visited);
+	t = odebug_bucket_take(b, chains, start, end, NULL, &dropped, &visited);
 	/* Claimed by CAS: a lockless call may have changed it since the walk. */
 	if (t && !odebug_tracker_snapshot_active(&o, t, true)) {
 		odebug_bucket_unlock(b);
