@@ -17,6 +17,11 @@
  *   bench-locks readers [N]       4 threads, each N rdlock+unlock pairs
  *                                 (default 2 M) on one shared rwlock:
  *                                 ns/pair per thread
+ *   bench-locks rdlife|mlife [N]  N lives (default 1 M) of an rwlock (a
+ *                                 mutex) in a heap block of 96 to 351
+ *                                 bytes: init, four read (lock) pairs,
+ *                                 destroy, and the free of the block made
+ *                                 2,000 lives before: ns/life
  *   bench-locks fork quiet|started [N]
  *                                 N forks (default 200), each child exits at
  *                                 once: page faults per fork in the parent
@@ -124,6 +129,33 @@ static int forks(bool started, long n)
 	return 0;
 }
 
+/* One life of a lock in block @i (see the usage). */
+static void *life(long i, bool mutex)
+{
+	char *p = malloc(96 + (size_t)(i * 37) % 256);
+
+	if (mutex) {
+		pthread_mutex_t *m = (pthread_mutex_t *)(p + 16);
+
+		pthread_mutex_init(m, NULL);
+		for (int j = 0; j < 4; j++) {
+			pthread_mutex_lock(m);
+			pthread_mutex_unlock(m);
+		}
+		pthread_mutex_destroy(m);
+	} else {
+		pthread_rwlock_t *rw = (pthread_rwlock_t *)(p + 16);
+
+		pthread_rwlock_init(rw, NULL);
+		for (int j = 0; j < 4; j++) {
+			pthread_rwlock_rdlock(rw);
+			pthread_rwlock_unlock(rw);
+		}
+		pthread_rwlock_destroy(rw);
+	}
+	return p;
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "pair";
@@ -205,9 +237,26 @@ int main(int argc, char **argv)
 		printf("spread %s %.2f ns\n", argv[2], t * 1e9 / per_thread);
 		return 0;
 	}
+	if (!strcmp(what, "rdlife") || !strcmp(what, "mlife")) {
+		long n = argc > 2 ? atol(argv[2]) : 1000000, i;
+		static void *kept[2000];
+
+		for (i = 0; i < n / 10; i++) {	/* warm up: the blocks kept are a heap's */
+			free(kept[i % 2000]);
+			kept[i % 2000] = life(i, what[0] == 'm');
+		}
+		t = now();
+		for (; i < n / 10 + n; i++) {
+			free(kept[i % 2000]);
+			kept[i % 2000] = life(i, what[0] == 'm');
+		}
+		t = now() - t;
+		printf("%s %.2f ns\n", what, t * 1e9 / n);
+		return 0;
+	}
 	if (!strcmp(what, "fork") && argc > 2)
 		return forks(!strcmp(argv[2], "started"), argc > 3 ? atol(argv[3]) : 200);
 	fprintf(stderr, "usage: bench-locks pair [N] | rdpair [N] | wrpair [N] | readers [N] | "
-		"spread array|page [N] | fork quiet|started [N]\n");
+		"spread array|page [N] | rdlife|mlife [N] | fork quiet|started [N]\n");
 	return 2;
 }
