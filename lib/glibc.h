@@ -17,6 +17,8 @@
 #define ODEBUG_GLIBC_MUTEX_PSHARED	128	/* PTHREAD_MUTEX_PSHARED_BIT */
 /* Every bit glibc ever sets in __kind (type 0-3, the flags, elision 256, 512). */
 #define ODEBUG_GLIBC_MUTEX_KIND_BITS	0x3f3
+/* A plain mutex's: a type and the elision bits, no flag. */
+#define ODEBUG_GLIBC_MUTEX_PLAIN_BITS	0x303
 /* A priority-protected mutex's __lock: the ceiling above these bits. */
 #define ODEBUG_GLIBC_MUTEX_PP_LOCK_MASK	0x7ffff
 

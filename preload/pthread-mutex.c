@@ -34,13 +34,31 @@ static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 	errno = saved;
 }
 
-/* glibc keeps the hold, and we know the mutex: nothing to write. */
-ODEBUG_INLINE void locked(pthread_mutex_t *m, int r)
+/* glibc keeps the hold, and we know the mutex (@hit): nothing to write. */
+ODEBUG_INLINE void locked(pthread_mutex_t *m, int r, const struct odebug_tracker *hit)
 {
-	if (likely(r == 0 && odebug_mutex_cached(m)))
+	if (likely(r == 0 && hit && !odebug_glibc_mutex_pshared(m)))
 		return;
 	locked_slow(m, r);
 }
+
+/*
+ * A known plain mutex has nothing to do whatever glibc answers (builtin.h),
+ * so the lock is a tail call; the cache is read first, before glibc's call,
+ * as a hit holds across it (the tracker stays settled: only this thread's
+ * own unlock, destroy or free of it changes that).
+ */
+#define LOCK_BODY(call)								\
+	do {									\
+		struct odebug_tracker *hit = odebug_mutex_cache_hit(m);		\
+		int r;								\
+										\
+		if (likely(hit && odebug_glibc_mutex_plain(m)))			\
+			return call;						\
+		r = call;							\
+		locked(m, r, hit);						\
+		return r;							\
+	} while (0)
 /*
  * Each interposer's work is its _body (ODEBUG_INTERPOSER in builtin.h:
  * disabled, the real call; enabled, the body, after the returned-frames
@@ -75,10 +93,7 @@ INTERPOSE_BASE(int, pthread_mutex_destroy, (pthread_mutex_t *m), (m), mutex_dest
 
 ODEBUG_INLINE int mutex_lock_body(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
-	int r = next(m);
-
-	locked(m, r);
-	return r;
+	LOCK_BODY(next(m));
 }
 ODEBUG_INTERPOSER(PT, int, mutex_lock, (pthread_mutex_t *), (pthread_mutex_t *m), (m))
 INTERPOSE_BASE(int, pthread_mutex_lock, (pthread_mutex_t *m), (m), mutex_lock);
@@ -87,10 +102,7 @@ INTERPOSE_BASE_234(int, pthread_mutex_trylock, (pthread_mutex_t *m), (m), mutex_
 ODEBUG_INLINE int mutex_timedlock_body(int (*next)(pthread_mutex_t *, const struct timespec *),
 				       pthread_mutex_t *m, const struct timespec *t)
 {
-	int r = next(m, t);
-
-	locked(m, r);
-	return r;
+	LOCK_BODY(next(m, t));
 }
 ODEBUG_INTERPOSER(PT, int, mutex_timedlock, (pthread_mutex_t *, const struct timespec *),
 		  (pthread_mutex_t *m, const struct timespec *t), (m, t))
@@ -101,10 +113,7 @@ ODEBUG_INLINE int mutex_clocklock_body(int (*next)(pthread_mutex_t *, clockid_t,
 						   const struct timespec *),
 				       pthread_mutex_t *m, clockid_t c, const struct timespec *t)
 {
-	int r = next(m, c, t);
-
-	locked(m, r);
-	return r;
+	LOCK_BODY(next(m, c, t));
 }
 ODEBUG_INTERPOSER(PT, int, mutex_clocklock, (pthread_mutex_t *, clockid_t, const struct timespec *),
 		  (pthread_mutex_t *m, clockid_t c, const struct timespec *t), (m, c, t))
