@@ -44,9 +44,10 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r, const struct odebug_tracker
 
 /*
  * A known plain mutex has nothing to do whatever glibc answers (builtin.h),
- * so the lock is a tail call; the cache is read first, before glibc's call,
- * as a hit holds across it (the tracker stays settled: only this thread's
- * own unlock, destroy or free of it changes that).
+ * so the lock is a tail call.  The cache is read first, before glibc's
+ * call: a hit holds across it, as only a destroy or a release of the
+ * mutex's memory unsettles its tracker, and one during a lock of it is
+ * the program's own race.
  */
 #define LOCK_BODY(call)								\
 	do {									\
@@ -59,6 +60,7 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r, const struct odebug_tracker
 		locked(m, r, hit);						\
 		return r;							\
 	} while (0)
+
 /*
  * Each interposer's work is its _body (ODEBUG_INTERPOSER in builtin.h:
  * disabled, the real call; enabled, the body, after the returned-frames
