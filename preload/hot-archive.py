@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: MIT
 """hot-archive.py - a static library's objects with the hot functions' sections
 renamed .text.hot.NAME, which the linker's default script places together
-at the start of .text (lib/trim.c says why).
+at the start of .text (lib/trim.c says why).  What that script places
+before the hot block, the cold parts GCC splits off (.text.unlikely.*) and
+the constructors and destructors (.text.startup.*, .text.exit.*), run once
+or never after the start: they are renamed .text.cold.* and go with the
+other functions after it, so the hot block starts right after the PLT, in
+the same 64 KiB window.
 
     python3 hot-archive.py LIST IN.a OUT.a
 
@@ -32,6 +37,14 @@ def members(archive, into):
     return [os.path.join(into, m) for m in names]
 
 
+def sections(obj):
+    """The names of the object's sections."""
+    out = subprocess.run(['objdump', '-h', obj], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.split()[1] for line in out.splitlines()
+            if line[:1] == ' ' and len(line.split()) > 1 and line.split()[0].isdigit()]
+
+
 def main():
     listing, archive, out = sys.argv[1:4]
     hot = {}
@@ -46,6 +59,11 @@ def main():
         for i, m in enumerate(members(archive, tmp)):
             dst = os.path.join(tmp, '%03d-%s' % (i, os.path.basename(m)))
             renames = []
+            for sec in sections(m):
+                for before in ('.text.unlikely', '.text.startup', '.text.exit'):
+                    if sec == before or sec.startswith(before + '.'):
+                        renames += ['--rename-section',
+                                    '%s=.text.cold%s' % (sec, sec[len(before):])]
             for name in hot.get(os.path.basename(m)[:-len('.o')], []):
                 renames += ['--rename-section', '.text.%s=.text.hot.%s' % (name, name)]
             subprocess.run(['objcopy'] + renames + [m, dst], check=True)
