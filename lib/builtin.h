@@ -149,7 +149,7 @@ static inline struct odebug_tracker **odebug_mcache_entry(uintptr_t addr)
 	return &odebug_tls.mcache[(addr * 0x9e3779b97f4a7c15ull) >> (64 - ODEBUG_MCACHE_BITS)];
 }
 
-/* The entry of @addr when it holds @addr's settled tracker (the compare below), else NULL. */
+/* The entry of @addr when it holds @addr's tracker INACTIVE (2) or ACTIVE (3), busy clear: one compare. */
 static inline struct odebug_tracker *odebug_mutex_cache_hit(const void *addr)
 {
 	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
@@ -159,28 +159,12 @@ static inline struct odebug_tracker *odebug_mutex_cache_hit(const void *addr)
 }
 
 /*
- * A plain mutex (a type and elision bits: not robust, priority, process-shared
- * or garbage): glibc answers its lock with 0, EDEADLK, EAGAIN, EBUSY,
- * ETIMEDOUT or a timeout's EINVAL, and a known one of this kind needs
- * nothing of ours after any of them (pthread-mutex.c).
+ * A hit, and not a mutex re-initialised process-shared since the entry was
+ * made (tracked mode: another thread's entry would still match its word).
  */
-static inline bool odebug_glibc_mutex_plain(const void *addr)
-{
-	return !(__atomic_load_n(&((const pthread_mutex_t *)addr)->__data.__kind, __ATOMIC_RELAXED) &
-		 ~ODEBUG_GLIBC_MUTEX_PLAIN_BITS);
-}
-
 static inline bool odebug_mutex_cached(const void *addr)
 {
-	struct odebug_tracker *t = *odebug_mcache_entry((uintptr_t)addr);
-
-	/*
-	 * INACTIVE (2) or ACTIVE (3), busy clear: one compare.  Not a mutex
-	 * re-initialised process-shared since the entry was made (tracked
-	 * mode: another thread's entry would still match its word).
-	 */
-	return t && odebug_tracker_settled(t, (uintptr_t)addr, odebug_load(&odebug_mutex_key)) &&
-	       !odebug_glibc_mutex_pshared(addr);
+	return odebug_mutex_cache_hit(addr) && !odebug_glibc_mutex_pshared(addr);
 }
 
 /*

@@ -34,6 +34,18 @@ static inline bool odebug_glibc_mutex_pshared(const void *addr)
 	return (odebug_glibc_as_mutex(addr)->__data.__kind & ODEBUG_GLIBC_MUTEX_PSHARED) != 0;
 }
 
+/*
+ * A plain mutex (a type and elision bits: not robust, priority, process-shared
+ * or garbage): glibc answers its lock with 0, EDEADLK, EAGAIN, EBUSY,
+ * ETIMEDOUT or a timeout's EINVAL, and a known one of this kind needs
+ * nothing of ours after any of them (preload/pthread-mutex.c).
+ */
+static inline bool odebug_glibc_mutex_plain(const void *addr)
+{
+	return !(__atomic_load_n(&odebug_glibc_as_mutex(addr)->__data.__kind, __ATOMIC_RELAXED) &
+		 ~ODEBUG_GLIBC_MUTEX_PLAIN_BITS);
+}
+
 /* Robust or priority-inheriting: __lock holds the owner's thread id. */
 static inline bool odebug_glibc_lock_is_tid(int kind)
 {

@@ -41,8 +41,8 @@ def sections(obj):
     """The names of the object's sections."""
     out = subprocess.run(['objdump', '-h', obj], capture_output=True, text=True,
                          check=True).stdout
-    return [line.split()[1] for line in out.splitlines()
-            if line[:1] == ' ' and len(line.split()) > 1 and line.split()[0].isdigit()]
+    rows = [line.split() for line in out.splitlines() if line[:1] == ' ']
+    return [r[1] for r in rows if len(r) > 1 and r[0].isdigit()]
 
 
 def main():

@@ -43,7 +43,7 @@ ODEBUG_INLINE void locked(pthread_mutex_t *m, int r, const struct odebug_tracker
 }
 
 /*
- * A known plain mutex has nothing to do whatever glibc answers (builtin.h),
+ * A known plain mutex has nothing to do whatever glibc answers (glibc.h),
  * so the lock is a tail call.  The cache is read first, before glibc's
  * call: a hit holds across it, as only a destroy or a release of the
  * mutex's memory unsettles its tracker, and one during a lock of it is
