@@ -539,7 +539,8 @@ static void forget(const struct odebug_hold *c, int family)
  * tracker: ask the kernel.  Holds it denies (an expired one-shot timer, a
  * registration that went with a close we did not see, one inherited over
  * fork) end now; true when none is left, and the free check then drops
- * the tracker silently.  Not a held type: false, at once.
+ * the tracker silently.  An object of an annotation module's descriptor:
+ * the served library's word (lib/modules.c).  Anything else: false.
  */
 bool odebug_held_released(const struct odebug_snapshot *o)
 {
@@ -550,7 +551,9 @@ bool odebug_held_released(const struct odebug_snapshot *o)
 	if (odebug_held_io_descr(o->descr))	/* AIO, io_uring: held-io.c */
 		return odebug_held_io_released(o);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
-		return odebug_held_ext_released(o);	/* held-ext.h's families */
+		return odebug_held_ext_released(o) ||	/* held-ext.h's families */
+		       odebug_modules_released(o->descr, (void *)o->addr,
+					       o->dead || (o->flags & ODEBUG_SNAP_FRAME_GONE));
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	for (i = 0; i < n; i++) {

@@ -383,6 +383,7 @@ bool odebug_backtrace_skip_module(const void *addr);
 void odebug_modules_scan(void);	/* lib/modules.c */
 bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
 			     size_t cap);	/* lib/modules.c */
+bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone);
 void odebug_backtrace_skip_through(const void *fn);
 
 /* "trim.c": the start's pages given back */

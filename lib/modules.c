@@ -416,3 +416,19 @@ bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, ch
 	}
 	return false;
 }
+
+/*
+ * The served library's word on an ACTIVE object of a module's descriptor
+ * (odebug_module.released), for lib/held.c's odebug_held_released(): true
+ * when the library let it go.  Reads loaded[] only, like describe.
+ */
+bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone)
+{
+	for (size_t m = 0; m < NKNOWN; m++) {
+		const struct odebug_module *mod = __atomic_load_n(&loaded[m].mod, __ATOMIC_ACQUIRE);
+
+		if (mod && mod->released && mod->released(descr, addr, gone))
+			return true;
+	}
+	return false;
+}

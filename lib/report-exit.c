@@ -46,7 +46,8 @@ static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 		odebug_bucket_each(b, chains, collect_active, a);
 		odebug_bucket_unlock(b);
 		for (k = 0; k < a->got; k++)
-			odebug_report_exit(&a->o[k]);
+			if (!odebug_held_released(&a->o[k]))	/* its holder's word */
+				odebug_report_exit(&a->o[k]);
 		a->skip += a->got;
 	} while (a->got == ACTIVE_BATCH);
 	return false;

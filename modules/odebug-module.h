@@ -12,7 +12,7 @@
 #define ODEBUG_MODULE_H
 
 /* Bumped on any change to the structures below. */
-#define ODEBUG_MODULE_ABI	2
+#define ODEBUG_MODULE_ABI	3
 
 #define ODEBUG_MODULE_EXPORT	__attribute__((visibility("default")))
 
@@ -43,6 +43,17 @@ struct odebug_module {
 	 */
 	bool (*describe)(const struct debug_obj_descr *descr, void *addr, char *buf,
 			 size_t cap);
+	/*
+	 * Optional: asked before an ACTIVE object of one of the module's
+	 * descriptors is reported (its memory released, its frame returned,
+	 * or at exit), so that liveness is the served library's word and
+	 * not a mirror of it: true when the library no longer holds the
+	 * object (the tracker then goes silently); false when it still
+	 * does, when @descr is not the module's, or when it cannot tell
+	 * and @gone (the object's bytes may already be reused) says its
+	 * own record must decide.  Same context as describe: reads only.
+	 */
+	bool (*released)(const struct debug_obj_descr *descr, void *addr, bool gone);
 };
 
 #endif
