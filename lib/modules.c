@@ -308,8 +308,12 @@ static void attach(size_t m, const char *libpath, const char *self)
 	Dl_info di;
 
 	loaded[m].tried = true;
-	if (!module_file(file, sizeof(file), known[m].name, self))
+	if (!module_file(file, sizeof(file), known[m].name, self)) {
+		if (odebug_opt.verbosity)
+			odebug_message("no module libodebug-", known[m].name, ".so found for ",
+				       libpath, " (module_path, ODEBUG_MODULE_PATH)", (char *)NULL);
 		return;
+	}
 	handle = real_dlopen(file, RTLD_NOW | RTLD_LOCAL);
 	if (!handle) {
 		odebug_message("cannot load ", file, ": ", dlerror(), (char *)NULL);
@@ -342,6 +346,9 @@ static void attach(size_t m, const char *libpath, const char *self)
 			break;
 		}
 	__atomic_store_n(&loaded[m].mod, mod, __ATOMIC_RELEASE);
+	if (odebug_opt.verbosity)
+		odebug_message("module ", known[m].name, " attached: ", file, " for ", libpath,
+			       (char *)NULL);
 }
 
 /* One pass: find the libraries to serve, load their modules, redirect. */

@@ -96,7 +96,7 @@ static const struct option_desc options[] = {
 	NUM(help, 0, 0, 1,
 	    "print this table at start"),
 	NUM(verbosity, 0, 0, 1,
-	    "1: print configuration notices (e.g. a sanitizer's free hook in use)"),
+	    "1: print configuration notices (the annotation modules attached, a sanitizer's free hook)"),
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
