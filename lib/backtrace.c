@@ -404,6 +404,23 @@ int odebug_backtrace_skip(void *const *pcs, int n)
 }
 
 /*
+ * The culprit line among @pcs[@first..@n), as report grouping keys it: the
+ * first frame outside libc, so that a release libc makes for the program
+ * (fclose()'s buffer, a realloc) is keyed by the program's call and not by
+ * libc's one internal line every such call shares.  @first when all are
+ * libc's, or libc's text is not known.
+ */
+int odebug_backtrace_culprit(void *const *pcs, int first, int n)
+{
+	int i;
+
+	for (i = first; libc_hi && i < n; i++)
+		if ((uintptr_t)pcs[i] < libc_lo || (uintptr_t)pcs[i] >= libc_hi)
+			return i;
+	return first;
+}
+
+/*
  * libodebug's own frames never appear in a report, wherever they are in a
  * stack: below the leading ones odebug_backtrace_skip() drops, a thread's
  * outermost frames run through preload/pthread-create.c's prepared_start,

@@ -3,8 +3,12 @@
  * group.c - reports grouped by their cause, and the summary at exit.
  *
  * Two reports are the same when their operation, the object's state, its
- * type (descriptor) and the culprit's stack are equal; stacks are compared
- * by raw return addresses, never by symbolising.  The first report of a
+ * type (descriptor) and the culprit line are equal: the culprit's first
+ * frame outside libc (backtrace.c's odebug_backtrace_culprit()), by its
+ * raw return address (never by symbolising).  One faulty line reached from many callers is one
+ * cause, as ASan's suppress_equal_pcs has it; dedup=2 compares the whole
+ * stack instead (up to stack_depth frames), for a culprit that is a
+ * shared wrapper whose callers are the real culprits.  The first report of a
  * group is printed in full (while max_reports allows), the others are only
  * counted.  For the "exit" reports, which have no culprit stack, the
  * object's origin stacks (origins=1) stand in for it.
@@ -57,7 +61,7 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 33);
 }
 
-/* The cause's key: op, state, type and the culprit's return addresses. */
+/* The cause's key: op, state, type and the culprit line (dedup=2: stack). */
 static uint64_t key_of(const struct odebug_snapshot *o, const char *op, bool culprit)
 {
 	void *pcs[MAX_FRAMES + 32];
@@ -72,6 +76,10 @@ static uint64_t key_of(const struct odebug_snapshot *o, const char *op, bool cul
 	if (culprit) {
 		n = odebug_backtrace(pcs, depth + 32);
 		first = odebug_backtrace_skip(pcs, n);
+		if (odebug_opt.dedup == 1) {	/* the culprit line */
+			first = odebug_backtrace_culprit(pcs, first, n);
+			depth = 1;
+		}
 		if (n - first > depth)
 			n = first + depth;
 		h = mix(h, (uint64_t)(n - first));

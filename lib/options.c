@@ -49,8 +49,8 @@ static const char *const formats[] = { "text", "json", NULL };
 static const struct option_desc options[] = {
 	NUM(max_reports, 5, 0, ~0UL,
 	    "distinct reports printed in full; later ones are only counted"),
-	NUM(dedup, 1, 0, 1,
-	    "print one report per cause (operation, state, type, stack); count the rest"),
+	NUM(dedup, 1, 0, 2,
+	    "one report per cause (operation, state, type, culprit line; 2: whole stack); 0: all"),
 	NUM(pool_size, 1024, 1, ODEBUG_POOL_LIMIT,
 	    "trackers made ready on the first API call (the pool grows in steps)"),
 	NUM(pool_max, 1UL << 24, 1, ODEBUG_POOL_LIMIT,
@@ -152,7 +152,10 @@ static bool parse_number(const char *s, size_t len, unsigned long *out)
 	return true;
 }
 
-/* A switch (0 to 1) also takes the words the sanitizers' options take. */
+/*
+ * A switch (0 to 1, or to 2 where 1 is the usual "on": dedup) also takes
+ * the words the sanitizers' options take.
+ */
 static bool parse_switch(const char *s, size_t len, unsigned long *out)
 {
 	static const char *const on[] = { "true", "yes", "on", NULL };
@@ -266,7 +269,7 @@ static void apply(const char *key, size_t klen, const char *val, size_t vlen,
 		return;
 	}
 	if (has_value && (parse_number(val, vlen, &v) ||
-			  (d->min == 0 && d->max == 1 && parse_switch(val, vlen, &v))) &&
+			  (d->min == 0 && d->max <= 2 && parse_switch(val, vlen, &v))) &&
 	    v >= d->min && v <= d->max) {
 		*(unsigned long *)field_of(d) = v;
 		return;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Reports grouped by cause (lib/group.c) and the summary at exit: the same
- * stack is one group, another stack, operation or type is another; counts
+ * culprit line is one group from any caller (dedup=2: the same stack),
+ * another line, operation or type is another; counts
  * stay exact with threads racing on one new cause; dedup=0 prints every
  * report; the summary appears in every sink when something was reported
  * and not at all on a clean run.  Cases that need their own process (the
@@ -21,7 +22,6 @@
 
 #define THREADS 8
 #define PER_THREAD 2000
-#define DEPTHS 10
 #define MANY 1100	/* causes: more than the 1024 groups */
 
 static const char *argv0;
@@ -32,6 +32,32 @@ static void deactivate(void *obj)
 {
 	debug_object_deactivate(obj, &bare_descr);
 }
+
+/* Other culprit lines (bodies that differ: identical ones may be folded). */
+__attribute__((noinline)) static void deactivate_elsewhere(void *obj)
+{
+	debug_object_deactivate(obj, &bare_descr);
+	__asm__ volatile("nop" ::: "memory");
+}
+
+__attribute__((noinline)) static void deactivate_third(void *obj)
+{
+	debug_object_deactivate(obj, &bare_descr);
+	__asm__ volatile("nop; nop" ::: "memory");
+}
+
+/* The racers' own repeated line. */
+__attribute__((noinline)) static void racers_site(void *obj)
+{
+	debug_object_deactivate(obj, &other_descr);
+	__asm__ volatile("nop; nop; nop" ::: "memory");
+}
+
+/* DEPTHS more types, for causes that differ by type alone. */
+#define DEPTHS 10
+static const struct debug_obj_descr depth_descr[DEPTHS] = {
+	[0 ... DEPTHS - 1] = { .name = "test_depth" },
+};
 
 /* One call site: every call is the same cause. */
 __attribute__((noinline)) static void same_site(void *obj, const struct debug_obj_descr *d)
@@ -66,7 +92,7 @@ static void same_stack_is_one_group(void **state)
 	free(out);
 }
 
-static void different_stack_op_or_type_is_another_group(void **state)
+static void one_line_from_any_caller_is_one_group_another_line_op_or_type_another(void **state)
 {
 	static char objs[8][8];
 	unsigned long distinct = distinct_now();
@@ -77,7 +103,8 @@ static void different_stack_op_or_type_is_another_group(void **state)
 	(void)state;
 	capture_start();
 	for (i = 0; i < 3; i++)
-		at_depth(i, deactivate, objs[i]);	/* three stacks */
+		at_depth(i, deactivate, objs[i]);	/* three callers, one line */
+	deactivate_elsewhere(objs[2]);			/* another line */
 	for (i = 3; i < end; i++)		/* not unrolled: one call site */
 		same_site(objs[i], &other_descr);	/* same site, other type */
 	debug_object_assert_init(objs[5], &bare_descr);	/* another operation */
@@ -86,12 +113,26 @@ static void different_stack_op_or_type_is_another_group(void **state)
 	for (i = 6; i < end + 3; i++)		/* destroyed, then twice untracked */
 		same_site(objs[i], &bare_descr);	/* same site, other state */
 	out = capture_stop();
-	assert_int_equal(distinct_now() - distinct, 7);
+	/* same_site's untracked bare_descr call is same_stack_is_one_group's cause. */
+	assert_int_equal(distinct_now() - distinct, 5);
 	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate destroyed"), 1);
-	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 5);
+	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 3);
 	assert_int_equal(count_lines_with(out, "object type: test_other"), 1);
 	assert_int_equal(count_lines_with(out, "ODEBUG: assert_init not available"), 1);
 	free(out);
+}
+
+struct as {
+	char *obj;
+	int type;
+};
+
+/* The object deactivated as one of depth_descr's types. */
+static void deactivate_as(void *arg)
+{
+	const struct as *a = arg;
+
+	debug_object_deactivate(a->obj, &depth_descr[a->type]);
 }
 
 /* Every thread: one site many times (one cause), then DEPTHS other causes. */
@@ -101,9 +142,9 @@ static void *racer(void *arg)
 	int i, t = (int)(intptr_t)arg;
 
 	for (i = 0; i < PER_THREAD; i++)
-		same_site(objs[t], &other_descr);
+		racers_site(objs[t]);
 	for (i = 0; i < DEPTHS; i++)
-		at_depth(i + 5, deactivate, objs[t]);
+		at_depth(i + 5, deactivate_as, &(struct as){ objs[t], i });
 	return NULL;
 }
 
@@ -190,8 +231,12 @@ static void child(const char *name)
 	if (!strcmp(name, "repeat")) {
 		for (i = 0; i < 20; i++)
 			same_site(objs[i], &bare_descr);
+		deactivate(objs[0]);		/* three other lines */
+		deactivate_elsewhere(objs[1]);
+		deactivate_third(objs[2]);
+	} else if (!strcmp(name, "callers")) {
 		for (i = 0; i < 3; i++)
-			at_depth(i, deactivate, objs[i]);
+			at_depth(i, deactivate, objs[i]);	/* one line, three callers */
 	} else if (!strcmp(name, "race")) {
 		race();
 	} else if (!strcmp(name, "many")) {
@@ -256,6 +301,19 @@ static void dedup_0_prints_every_report(void **state)
 	free(out);
 	out = run(&status, "repeat", "max_reports=100");
 	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 4);
+	free(out);
+}
+
+static void dedup_2_tells_callers_of_one_line_apart(void **state)
+{
+	int status;
+	char *out = run(&status, "callers", "max_reports=100");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 1);
+	free(out);
+	out = run(&status, "callers", "dedup=2:max_reports=100");
+	assert_int_equal(count_lines_with(out, "ODEBUG: deactivate not available"), 3);
 	free(out);
 }
 
@@ -489,9 +547,10 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_stack_is_one_group),
-		cmocka_unit_test(different_stack_op_or_type_is_another_group),
+		cmocka_unit_test(one_line_from_any_caller_is_one_group_another_line_op_or_type_another),
 		cmocka_unit_test(counts_are_exact_under_threads),
 		cmocka_unit_test(dedup_0_prints_every_report),
+		cmocka_unit_test(dedup_2_tells_callers_of_one_line_apart),
 		cmocka_unit_test(summary_on_stderr_counts_and_names_the_option),
 		cmocka_unit_test(clean_run_prints_nothing),
 		cmocka_unit_test(forked_child_has_its_own_groups),
