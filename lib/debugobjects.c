@@ -65,8 +65,9 @@ bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 
 /*
  * A misuse of a tracked object: copy the tracker, drop the bucket lock,
- * report, then call the fixup (if any) with the state the tracker had when
- * the misuse was decided (@state; a lockless call may have changed it since).
+ * report and call the fixup (if any; report.c's odebug_report_fix()) with
+ * the state the tracker had when the misuse was decided (@state; a
+ * lockless call may have changed it since).
  * Returns the fixup's verdict.
  */
 bool odebug_misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *t,
@@ -78,12 +79,12 @@ bool odebug_misuse_unlock(struct odebug_bucket *b, const struct odebug_tracker *
 	odebug_tracker_snapshot(&o, t);
 	o.state = state;
 	unlock_bucket(b);
-	odebug_report(&o, op);
-	return odebug_fixup(fn, addr, o.state);
+	return odebug_report_fix(&o, op, fn, addr);
 }
 
-static void report_untracked(void *addr, const struct debug_obj_descr *descr,
-			     const char *op)
+/* An untracked object's misuse, with its fixup (report.c's odebug_report_fix()). */
+static bool report_untracked(void *addr, const struct debug_obj_descr *descr,
+			     const char *op, bool (*fn)(void *, enum debug_obj_state))
 {
 	struct odebug_snapshot o = {
 		.addr = (uintptr_t)addr, .descr = descr,
@@ -92,7 +93,7 @@ static void report_untracked(void *addr, const struct debug_obj_descr *descr,
 		.name = descr->name,	/* the caller's: live */
 	};
 
-	odebug_report(&o, op);
+	return odebug_report_fix(&o, op, fn, addr);
 }
 
 
@@ -418,11 +419,10 @@ again:
 		fixed = odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE);
 		if (tracked(addr))
 			return 0;
-		report_untracked(addr, descr, "activate");
+		report_untracked(addr, descr, "activate", NULL);
 		return fixed ? 0 : -EINVAL;
 	}
-	report_untracked(addr, descr, "activate");
-	return odebug_fixup(descr->fixup_activate, addr, ODEBUG_STATE_NOTAVAILABLE) ? 0 : -EINVAL;
+	return report_untracked(addr, descr, "activate", descr->fixup_activate) ? 0 : -EINVAL;
 }
 
 /* activate, and with @rearm, "re-arm": an ACTIVE object stays so, silently. */
@@ -494,7 +494,7 @@ again:
 		return;
 	case ODEBUG_STATE_NOTAVAILABLE:
 		unlock_bucket(b);
-		report_untracked(addr, descr, "deactivate");
+		report_untracked(addr, descr, "deactivate", NULL);
 		return;
 	default:	/* DESTROYED */
 		break;
@@ -613,8 +613,7 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 	}
 	if (miss != MISS_UNTRACKED)
 		return;
-	report_untracked(addr, descr, "assert_init");
-	odebug_fixup(descr->fixup_assert_init, addr, ODEBUG_STATE_NOTAVAILABLE);
+	report_untracked(addr, descr, "assert_init", descr->fixup_assert_init);
 }
 
 /**
@@ -645,7 +644,7 @@ again:
 	state = odebug_tracker_read(t, &w);
 	if (state == ODEBUG_STATE_NOTAVAILABLE) {
 		unlock_bucket(b);
-		report_untracked(addr, descr, "active_state");
+		report_untracked(addr, descr, "active_state", NULL);
 		return;
 	}
 	if (state == ODEBUG_STATE_ACTIVE && t->astate == expect) {

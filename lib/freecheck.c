@@ -97,11 +97,13 @@ repeat:
 				drop_tracker(b, o.addr);
 			goto repeat;
 		}
-		odebug_report(&o, "free");
-		if (rc->dead)
-			goto repeat;
-		if (!o.dead)
-			odebug_fixup(o.descr->fixup_free, (void *)o.addr, o.state);
+		if (rc->dead || o.dead) {
+			odebug_report(&o, "free");
+			if (rc->dead)
+				goto repeat;
+		} else {
+			odebug_report_fix(&o, "free", o.descr->fixup_free, (void *)o.addr);
+		}
 		/*
 		 * The kernel rescans until the fixup made the object
 		 * inactive, forever if it never does; the tracker goes now,

@@ -8,7 +8,8 @@
  *    "next_step":"origins=1 shows ..."}
  *
  * "hint" is null when the descriptor named no function; a built-in type
- * adds its state (put_json_state()).
+ * adds its state (put_json_state()); "fixed_up":true when the type's fixup
+ * repaired the object before the report was printed.
  *
  * Called by report.c under the report lock, into its static buffer; the
  * same rules hold (RELIABILITY.md, "The report path"): no malloc, no
@@ -253,6 +254,8 @@ void odebug_format_json(struct odebug_buf *b, const struct report *r, int limit)
 		odebug_puts(b, ",\"frames_not_shown\":");
 		odebug_put_dec(b, (unsigned long)dropped);
 	}
+	if (r->fixed)
+		odebug_puts(b, ",\"fixed_up\":true");
 	if (r->suppression) {
 		odebug_puts(b, ",\"suppression\":");
 		odebug_put_json_str(b, r->suppression);

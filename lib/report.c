@@ -374,6 +374,9 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	put_text_stack(b, NULL, r->frames, r->nframes, limit);
 	put_text_stack(b, "object initialised at", r->init, r->ninit, limit);
 	put_text_stack(b, "object activated at", r->act, r->nact, limit);
+	if (r->fixed)
+		odebug_puts(b, ODEBUG_PREFIX "fixed up: the type's fixup repaired it before this "
+			    "report was printed\n");
 	if (r->suppression) {
 		odebug_puts(b, ODEBUG_PREFIX "suppression: ");
 		odebug_puts(b, r->suppression);
@@ -515,7 +518,31 @@ static void act_on_error(void)
 		_exit(odebug_opt.exitcode ? (int)odebug_opt.exitcode : 1);
 }
 
-static void report(const struct odebug_snapshot *snap, const char *op, bool culprit)
+/*
+ * A fixup to run with the report: after the state is read and the raw
+ * stack captured, before naming and printing, which take far longer (the
+ * symboliser's round trips), so that a freed object's timer, watch or
+ * registration stops while the report is still being written.
+ */
+struct fix {
+	bool (*fn)(void *addr, enum debug_obj_state state);
+	void *addr;
+	bool done, fixed;
+};
+
+/* Run @fx's fixup now (with in_report clear: a report it makes is its own). */
+static void fix_now(struct fix *fx, enum debug_obj_state st)
+{
+	in_report = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	fx->fixed = odebug_fixup(fx->fn, fx->addr, st);
+	fx->done = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_report = 1;
+}
+
+static void report(const struct odebug_snapshot *snap, const char *op, bool culprit,
+		   struct fix *fx)
 {
 	struct odebug_snapshot resolved = *snap;
 	const struct odebug_snapshot *o = &resolved;
@@ -523,9 +550,11 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	struct report r = { .o = o, .op = op, .frames = frames, .init = init_frames,
 			    .act = act_frames };
 	bool rules = odebug_suppress_any(), suppressed = false, first = false;
+	struct report_state now;
 	char holder[160];
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group, cancel;
+	bool stated = false;
 
 	/* After an out-of-memory switch-off the table is gone: say nothing. */
 	if (odebug_load(&odebug_mode) != ODEBUG_MODE_ON && !odebug_selftesting())
@@ -570,7 +599,20 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	    odebug_modules_describe(o->descr, (void *)o->addr, holder, sizeof(holder)))
 		r.holder = holder;	/* an annotation module's objects */
 
-	saved_errno = errno;	/* the symboliser's system calls may fail */
+	saved_errno = errno;	/* the symboliser's system calls may fail; fixups too */
+	if (fx && fx->fn && !odebug_opt.abort_on_error && !odebug_opt.halt_on_error) {
+		/*
+		 * What the report says of the object is read before the fixup
+		 * changes it (under the lock: the thread scan's buffer is shared).
+		 */
+		if (group != ODEBUG_GROUP_REPEAT && odebug_load(&printed) < odebug_opt.max_reports) {
+			odebug_report_lock();
+			stated = odebug_report_state(o, odebug_builtin_owner(o), &now);
+			odebug_report_unlock();
+		}
+		fix_now(fx, o->state);
+		r.fixed = fx->fixed;
+	}
 	odebug_report_lock();
 	odebug_symbolize_begin();
 	if (rules) {
@@ -595,8 +637,14 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		}
 		r.ninit = name_origin(o->init_stack, init_frames);
 		r.nact = name_origin(o->activate_stack, act_frames);
-		if (odebug_report_state(o, odebug_builtin_owner(o), &state))
+		if (fx && fx->done) {
+			if (stated) {
+				state = now;
+				r.state = &state;
+			}
+		} else if (odebug_report_state(o, odebug_builtin_owner(o), &state)) {
 			r.state = &state;
+		}
 		if (odebug_opt.print_suppressions)
 			r.suppression = odebug_report_suppression(&r);
 		if (first)
@@ -622,13 +670,36 @@ out:
  */
 void odebug_report(const struct odebug_snapshot *o, const char *op)
 {
-	report(o, op, true);
+	report(o, op, true, NULL);
+}
+
+/**
+ * odebug_report_fix - report a misuse, and call its fixup
+ * @o:	the tracker as it was when the misuse was found
+ * @op:	the operation
+ * @fn:	the descriptor's fixup (NULL: none), called with @addr and @o->state
+ *
+ * The fixup runs as soon as the report has what it prints of the object
+ * and the culprit's raw stack, before the stacks are named and the report
+ * written (struct fix); when the report is only counted, or abort_on_error
+ * or halt_on_error will end the process at the report, it runs after.
+ * Returns the fixup's verdict.
+ */
+bool odebug_report_fix(const struct odebug_snapshot *o, const char *op,
+		       bool (*fn)(void *, enum debug_obj_state), void *addr)
+{
+	struct fix fx = { fn, addr, false, false };
+
+	report(o, op, true, &fx);
+	if (!fx.done)
+		fx.fixed = odebug_fixup(fn, addr, o->state);
+	return fx.fixed;
 }
 
 /* An object still ACTIVE at exit (report-exit.c): no culprit's stack. */
 void odebug_report_exit(const struct odebug_snapshot *o)
 {
-	report(o, "exit", false);
+	report(o, "exit", false, NULL);
 }
 
 /**

@@ -40,6 +40,7 @@ struct report {
 	const char *holder;	/* held memory: who holds it (held.c; NULL: none) */
 	const char *next;	/* the first report's next step (NULL: none) */
 	const char *suppression;	/* print_suppressions=1: a rule for this report */
+	bool fixed;		/* its fixup ran, and repaired it, before the printing */
 };
 
 void odebug_put_bounded(struct odebug_buf *b, const char *s, size_t cap);
