@@ -377,6 +377,9 @@ static void format_text(struct odebug_buf *b, const struct report *r, int limit)
 	if (r->fixed)
 		odebug_puts(b, ODEBUG_PREFIX "fixed up: the type's fixup repaired it before this "
 			    "report was printed\n");
+	else if (r->unfixable)
+		odebug_puts(b, ODEBUG_PREFIX "not fixed up: the type has no fixup for this; "
+			    "whatever holds the object may still use its memory\n");
 	if (r->suppression) {
 		odebug_puts(b, ODEBUG_PREFIX "suppression: ");
 		odebug_puts(b, r->suppression);
@@ -551,7 +554,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 			    .act = act_frames };
 	bool rules = odebug_suppress_any(), suppressed = false, first = false;
 	struct report_state now;
-	char holder[160];
+	char holder[ODEBUG_HOLDER_LEN];
 	void *hint = NULL;
 	int npcs = 0, saved_errno, group, cancel;
 	bool stated = false;
@@ -613,6 +616,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		fix_now(fx, o->state);
 		r.fixed = fx->fixed;
 	}
+	/* A memory release that nothing repaired: say so (unless the memory is dead). */
+	r.unfixable = fx && !fx->fn && !strcmp(op, "free") && o->state == ODEBUG_STATE_ACTIVE;
 	odebug_report_lock();
 	odebug_symbolize_begin();
 	if (rules) {

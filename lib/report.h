@@ -15,6 +15,9 @@
 #define ODEBUG_MAX_BLOCKED 8
 
 /* A built-in object's state in words (report-state.c). */
+/* A holder line: who holds the object (held.c, a module's describe). */
+#define ODEBUG_HOLDER_LEN	320
+
 struct report_state {
 	char words[64];		/* "1 waiter", "held"; empty: not a built-in type */
 	int owner;		/* the holder glibc's words name (0: none) */
@@ -41,6 +44,7 @@ struct report {
 	const char *next;	/* the first report's next step (NULL: none) */
 	const char *suppression;	/* print_suppressions=1: a rule for this report */
 	bool fixed;		/* its fixup ran, and repaired it, before the printing */
+	bool unfixable;		/* an active object's memory released, no fixup to call */
 };
 
 void odebug_put_bounded(struct odebug_buf *b, const char *s, size_t cap);

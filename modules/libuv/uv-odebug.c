@@ -360,6 +360,9 @@ static bool uv_describe(const struct debug_obj_descr *descr, void *addr, char *b
 	else
 		put_str(buf, cap, &n, "; the handle is open, not started "
 			"(initialised, uv_close not called)");
+	/* Why there is no fixup, and what the program must do instead. */
+	put_str(buf, cap, &n, "; no fixup can take it back (libuv reads a handle "
+		"until its close callback runs): uv_close() it, free it in the close callback");
 	return true;
 }
 
