@@ -386,7 +386,7 @@ static void a_quiet_fork_does_not_touch_the_group_table(void **state)
 	long off = child_faults("ODEBUG=0"), on = child_faults("ODEBUG=1");
 
 	(void)state;
-	print_message("page faults in a forked child: %ld with ODEBUG=0, %ld with ODEBUG=1\n",
+	print_message("# page faults in a forked child: %ld with ODEBUG=0, %ld with ODEBUG=1\n",
 		      off, on);
 	/*
 	 * Clearing the table costs its 21 pages or more; the rest of a
@@ -409,7 +409,7 @@ static void a_fork_copies_only_the_used_buckets(void **state)
 	long on = child_faults_of("fork-faults-started", "ODEBUG=1");
 
 	(void)state;
-	print_message("page faults in a forked child of a started process: %ld with ODEBUG=0, "
+	print_message("# page faults in a forked child of a started process: %ld with ODEBUG=0, "
 		      "%ld with ODEBUG=1\n", off, on);
 	assert_true(on <= off + 40);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The arena story, twice: the same server without and with libodebug.
-# Exits 0 when both runs behave as the README says.
+# Exits 0 when both runs behave as doc/examples.md says.
 # usage: demo.sh [REQUEST_BUG_PROGRAM]
 prog=${1:-$(dirname "$0")/request-bug}
 out=$(mktemp)

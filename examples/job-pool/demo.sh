@@ -1,7 +1,7 @@
 #!/bin/sh
 # The job-pool story, twice: the same unannotated program without and with
 # libodebug (preloaded; its built-in pthread_mutex type needs no
-# annotation).  Exits 0 when both runs behave as the README says.
+# annotation).  Exits 0 when both runs behave as doc/examples.md says.
 # usage: demo.sh [JOB_POOL_PROGRAM [LIBODEBUG]]
 prog=${1:-$(dirname "$0")/job-pool}
 lib=$(readlink -f "${2:-$(dirname "$0")/../../preload/libodebug.so}")

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The timer story in userspace, twice: the same unannotated program
 # without libodebug and under the odebug launcher.  Exits 0 when both runs
-# behave as the README says.
+# behave as doc/examples.md says.
 # usage: demo.sh [CONN_TIMER_PROGRAM [ODEBUG_LAUNCHER]]
 prog=${1:-$(dirname "$0")/conn-timer}
 launcher=${2:-odebug}

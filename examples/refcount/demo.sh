@@ -1,6 +1,6 @@
 #!/bin/sh
 # The refcount story, twice: the same program without and with libodebug.
-# Exits 0 when both runs behave as the README says.
+# Exits 0 when both runs behave as doc/examples.md says.
 # usage: demo.sh [NOTICE_BUG_PROGRAM]
 prog=${1:-$(dirname "$0")/notice-bug}
 out=$(mktemp)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The timer story, twice: the same program without and with libodebug.
-# Exits 0 when both runs behave as the README says.
+# Exits 0 when both runs behave as doc/examples.md says.
 # usage: demo.sh [CONN_BUG_PROGRAM]
 prog=${1:-$(dirname "$0")/conn-bug}
 out=$(mktemp)

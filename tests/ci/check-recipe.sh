@@ -3,8 +3,9 @@
 # buggy test (a block freed with its mutex locked) passes without libodebug
 # and fails under the recipe (odebug -o exitcode=1); the correct test passes
 # both ways.  The build tree's launcher is found through PATH.
-# ci-files: the job files users copy (examples/ci/*.yml) parse as YAML and
-# run the meson recipe tested here.
+# ctest: the README's CMake recipes, the first with the CMake installed.
+# ci-files: the job files users copy (examples/ci/*.yml) parse as YAML,
+# run the meson recipe tested here and lead with the README's CMake recipe.
 # usage: check-recipe.sh meson|ctest|make|ci-files SRCDIR LAUNCHER
 # Status 77 when the recipe's tool is not installed.
 set -u
@@ -53,19 +54,36 @@ meson)
 ctest)
 	need cmake
 	need ctest
-	# CMake 3.29 has CMAKE_TEST_LAUNCHER; earlier, the emulator does it.
+	# The README's recipes, in its order: the first is the one a reader
+	# takes, so it must work with the CMake installed here; a later one
+	# for CMAKE_TEST_LAUNCHER is run where CMake has it (3.29).
+	vars=$(grep -o 'cmake -B build -D[A-Z_]*="odebug;-o;exitcode=1"' "$src/README.md" |
+		sed 's/.* -D\([A-Z_]*\)=.*/\1/' | awk '!seen[$0]++')
+	[ -n "$vars" ] || { echo "log: README.md" >"$tmp/log"; bad "no cmake -B build -D...=\"odebug;-o;exitcode=1\" in README.md"; exit 1; }
+	echo "cmake $(cmake --version | sed -n 's/^cmake version //p'); README's recipes: $(echo $vars)"
 	v=$(cmake --version | sed -n 's/^cmake version \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
 	set -- $v
-	var=CMAKE_CROSSCOMPILING_EMULATOR
-	[ "$1" -gt 3 ] || { [ "$1" -eq 3 ] && [ "$2" -ge 29 ]; } && var=CMAKE_TEST_LAUNCHER
-	cmake -S . -B build >"$tmp/log" 2>&1 && cmake --build build >>"$tmp/log" 2>&1 ||
+	launcher=no
+	[ "$1" -gt 3 ] || { [ "$1" -eq 3 ] && [ "$2" -ge 29 ]; } && launcher=yes
+	cmake -S . -B plain >"$tmp/log" 2>&1 && cmake --build plain >>"$tmp/log" 2>&1 ||
 		{ bad "cmake build"; exit 1; }
-	plain ctest --test-dir build
-	cmake -S . -B build "-D$var=odebug;-o;exitcode=1" >"$tmp/log" 2>&1 || { bad "cmake -D$var"; exit 1; }
-	pass_ok='Test +#[0-9]+: ok .* Passed' fail_buggy='Test +#[0-9]+: buggy .*Failed'
-	odebug ctest --test-dir build --output-on-failure
-	grep -q 'ODEBUG: free active .* object type: pthread_mutex' "$tmp/log" &&
-		ok "$var: the report is in ctest's output" || bad "no report in ctest's output"
+	plain ctest --test-dir plain
+	first=yes
+	for var in $vars; do
+		if [ "$var" = CMAKE_TEST_LAUNCHER ] && [ "$launcher" = no ] && [ "$first" = no ]; then
+			echo "skip: $var needs CMake 3.29"
+			continue
+		fi
+		first=no
+		# A build directory of its own: the cache would keep the other variable.
+		cmake -S . -B "build-$var" "-D$var=odebug;-o;exitcode=1" >"$tmp/log" 2>&1 &&
+			cmake --build "build-$var" >>"$tmp/log" 2>&1 || { bad "cmake -D$var"; exit 1; }
+		pass_ok='Test +#[0-9]+: ok .* Passed' fail_buggy='Test +#[0-9]+: buggy .*Failed'
+		echo "-- $var"
+		odebug ctest --test-dir "build-$var" --output-on-failure
+		grep -q 'ODEBUG: free active .* object type: pthread_mutex' "$tmp/log" &&
+			ok "$var: the report is in ctest's output" || bad "$var: no report in ctest's output"
+	done
 	;;
 make)
 	need make
@@ -81,10 +99,14 @@ make)
 ci-files)
 	need python3
 	python3 -c 'import yaml' 2>/dev/null || { echo "skip: no python3 yaml module"; exit 77; }
+	# The CMake recipe the README leads with (the one recipe-ctest runs
+	# first) comes first in each file too.
+	lead=$(grep -o 'cmake -B build -D[A-Z_]*="odebug;-o;exitcode=1"' "$src/README.md" | head -1)
+	[ -n "$lead" ] || { echo "log: README.md" >"$tmp/log"; bad "no cmake recipe in README.md"; exit 1; }
 	for f in "$src"/examples/ci/*.yml; do
 		python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' "$f" >"$tmp/log" 2>&1 &&
 			grep -q 'meson test -C build --setup odebug' "$f" &&
-			grep -q 'CMAKE_TEST_LAUNCHER="odebug;-o;exitcode=1"' "$f" &&
+			[ "$(grep -o 'cmake -B build -D[A-Z_]*="odebug;-o;exitcode=1"' "$f" | head -1)" = "$lead" ] &&
 			grep -q 'LOG_COMPILER=odebug LOG_FLAGS="-o exitcode=1"' "$f" &&
 			ok "${f##*/}: YAML, and the recipes tested here" || bad "${f##*/}"
 	done

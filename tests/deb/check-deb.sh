@@ -3,9 +3,11 @@
 #   1. build-dependencies from debian/control (apt-get build-dep);
 #   2. dpkg-buildpackage -us -uc -b in a clean copy of the tree (the
 #      build runs the suites that need no root, daemon, debugger or timing);
+#      its log must hold no stray TAP line and no undefined substvar;
 #   3. lintian: no error and no warning (informational tags are listed);
 #   4. the stale-symbols check: dpkg-gensymbols must report no change;
-#   5. apt-get install of the three packages;
+#   5. apt-get install of the three packages, with all three annotation
+#      modules in libodebug1;
 #   6. an annotated example built with pkg-config only and run, then the
 #      CMake package recipe (tests/ci/check-cmake-package.sh: find_package,
 #      libodebug::libodebug), then odebug from PATH; odebug --audit on
@@ -53,6 +55,15 @@ mkdir -p "$tree"
 (cd "$tree" && dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 || {
 	tail -60 "$work/build.log"; die "dpkg-buildpackage"; }
 grep -E '^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped):' "$work/build.log" | sed 's/^/    /' || true
+# A TAP test's stray line passes unseen in meson test's summary.
+if grep -q 'Unknown TAP output lines' "$work/build.log"; then
+	grep -B4 'Unknown TAP output lines' "$work/build.log"
+	die "a TAP test printed lines that are not TAP"
+fi
+if grep -q 'substitution variable .* used, but is not defined' "$work/build.log"; then
+	grep 'substitution variable' "$work/build.log" | sort -u
+	die "debian/control uses a substitution variable no step defines"
+fi
 # New or lost symbols: debian/libodebug1.symbols must be regenerated
 # (the command is in debian/README.source).
 if grep -q 'dpkg-gensymbols: warning' "$work/build.log"; then
@@ -112,10 +123,13 @@ cat "$work/out"
 grep -q 'plugin: fixup_free stopped the ticker' "$work/out" &&
 	grep -q 'checked by libodebug-audit.so before the unmap' "$work/out" &&
 	grep -q '^ *#0 0x[0-9a-f]* in unload_plugin+' "$work/out" || die "odebug --audit: expected the audit report and fixup"
-# The libevent module: packaged, and loaded by libodebug for a program on
-# libevent (its story: the pending event freed in conn_drop reported).
-dpkg -L libodebug1 | grep -q '/odebug-modules/libodebug-libevent\.so$' ||
-	die "libodebug-libevent.so not in libodebug1"
+# The annotation modules: all three packaged (debian/rules builds with
+# -Dmodules=enabled); the libevent one loaded by libodebug for a program
+# on libevent (its story: the pending event freed in conn_drop reported).
+for m in libevent libuv glib; do
+	dpkg -L libodebug1 | grep -q "/odebug-modules/libodebug-$m\.so\$" ||
+		die "libodebug-$m.so not in libodebug1"
+done
 if pkg-config --exists libevent; then
 	cc -rdynamic -fno-optimize-sibling-calls -fno-inline -o "$work/event-story" \
 		"$src/examples/libevent-shim/story.c" $(pkg-config --cflags --libs libevent) ||
