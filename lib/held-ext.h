@@ -126,13 +126,23 @@ void odebug_held_tstack_exit_checked(void);
 /* Keys (preload/pthread-key.c) and the check at dlclose (preload/dlclose.c). */
 void odebug_held_key_create(unsigned int key, void (*destructor)(void *));
 void odebug_held_key_delete(unsigned int key);
-bool odebug_held_dlclose(void *handle);
+/* A module at its dlclose: what the check after the real call needs, noted before it. */
+#define ODEBUG_MODULE_RANGES	8
+struct odebug_held_module {
+	uintptr_t base, lo[ODEBUG_MODULE_RANGES], hi[ODEBUG_MODULE_RANGES];
+	int nranges;
+	bool found;
+	char name[512];
+};
+bool odebug_held_dlclose_before(void *handle, struct odebug_held_module *m);
+void odebug_held_dlclose_after(struct odebug_held_module *m);
 /* The program's references per handle (held-opens.c): dlopen.c adds, dlclose.c takes. */
 void odebug_opens_add(void *handle, bool nodelete);
 bool odebug_opens_last(void *handle);
 void odebug_opens_closed(void *handle);
 bool odebug_held_module_describe(char *buf, size_t cap);
-/* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)? */
-uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id);
+/* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)?  And its fixup. */
+uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int *ver);
+bool odebug_held_timer_disarm(uint64_t id, int ver);
 
 #endif /* ODEBUG_HELD_EXT_H */

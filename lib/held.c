@@ -347,12 +347,12 @@ static void forget(const struct odebug_hold *c, int family);
 
 /*
  * At dlclose (held-module.c): the first armed timer whose SIGEV_THREAD
- * function lies in [@lo, @hi), its id in *@id; 0 when none.  Every
- * record is looked at (a rare call).  timer_gettime confirms it: a
- * one-shot timer that expired calls its function no more, and its
- * record is disarmed.
+ * function lies in [@lo, @hi), its id in *@id and glibc version in
+ * *@ver; 0 when none.  Every record is looked at (a rare call).
+ * timer_gettime confirms it: a one-shot timer that expired calls its
+ * function no more, and its record is disarmed.
  */
-uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
+uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int *ver)
 {
 	struct odebug_hold c;
 	uint32_t j;
@@ -378,12 +378,23 @@ uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 			return 0;
 		if (hold_is_live(&c)) {
 			*id = c.key;
+			*ver = (int)c.key2;
 			return c.fn;
 		}
 		forget(&c, ODEBUG_HELD_TIMER);
 		settle(c.addr, ODEBUG_HELD_TIMER);
 	}
 	return 0;
+}
+
+/* The module check's fixup: the timer disarmed, its record with it; false without glibc's calls. */
+bool odebug_held_timer_disarm(uint64_t id, int ver)
+{
+	if (!odebug_held_timer_ops)
+		return false;
+	odebug_held_timer_ops->disarm(id, ver);
+	odebug_held_timer_set(id, ver, false);
+	return true;
 }
 
 /* --- the free check: still held?  the fixup, the report line ---------- */
