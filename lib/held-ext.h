@@ -92,8 +92,6 @@ unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *
 /* Records per family (held-store.c): the interposers' one load. */
 extern ODEBUG_HIDDEN unsigned long odebug_hold_count[16];
 bool odebug_xhold_current(const struct odebug_xhold *h);
-/* Is thread @tid of this process alive (held-sigstack.c)? */
-bool odebug_held_thread_alive(int tid);
 
 /* lib/held.c's free-check questions and the descriptors' callbacks, for these families. */
 bool odebug_held_ext_released(const struct odebug_snapshot *o);

@@ -296,7 +296,7 @@ static void check_threads(const struct odebug_held_module *m)
 		skip += n;
 		for (i = 0; i < n; i++) {
 			if (!odebug_xhold_current(&c[i]) || !in_module(m, c[i].fn) ||
-			    !odebug_held_thread_alive(c[i].tid))
+			    !odebug_glibc_thread_alive(c[i].tid))
 				continue;
 			start(&b);
 			odebug_puts(&b, "thread ");
