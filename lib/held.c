@@ -280,7 +280,27 @@ void odebug_held_close(int fd)
 
 /* --- POSIX timers ---------------------------------------------------- */
 
-/* timer_create succeeded with a value that may be a pointer: held once armed. */
+/*
+ * A SIGEV_THREAD timer whose sival_ptr is no pointer (0, mostly) holds
+ * no memory, but its function is held code all the same (held-module.c
+ * asks at dlclose): its record's address is a marker no held pointer
+ * equals (odd; spread by id, so the address chains stay short), and no
+ * tracker is made for it.
+ */
+static uintptr_t no_value(uint64_t id)
+{
+	return (uintptr_t)(id << 1) | 1;
+}
+
+static bool valued(uintptr_t addr)
+{
+	return addr && !(addr & 1);
+}
+
+/*
+ * timer_create succeeded with a value that may be a pointer (held once
+ * armed), or @value 0 and a SIGEV_THREAD function @fn.
+ */
 void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t fn)
 {
 	struct odebug_hold *h;
@@ -292,11 +312,11 @@ void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t f
 	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h)		/* a deleted timer's id we missed: it is another timer now */
 		old = drop(h);
-	h = odebug_hold_add(ODEBUG_HELD_TIMER, id, (uint64_t)ver, value);
+	h = odebug_hold_add(ODEBUG_HELD_TIMER, id, (uint64_t)ver, value ? value : no_value(id));
 	if (h)
 		h->fn = fn;
 	odebug_hold_unlock();
-	if (old)
+	if (valued(old))
 		settle(old, ODEBUG_HELD_TIMER);
 }
 
@@ -317,7 +337,8 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h && !!(h->flags & ARMED) != armed) {
 		set_flags(h, armed ? ARMED : 0);
-		if (odebug_hold_holding(ODEBUG_HELD_TIMER, h->addr, ARMED) == armed)
+		if (valued(h->addr) &&
+		    odebug_hold_holding(ODEBUG_HELD_TIMER, h->addr, ARMED) == armed)
 			addr = h->addr;	/* the first armed, or the last disarmed */
 	}
 	v0 = odebug_hold_version;
@@ -338,7 +359,7 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 	if (h)
 		addr = drop(h);
 	odebug_hold_unlock();
-	if (addr)
+	if (valued(addr))
 		settle(addr, ODEBUG_HELD_TIMER);
 }
 
@@ -382,7 +403,8 @@ uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int 
 			return c.fn;
 		}
 		forget(&c, ODEBUG_HELD_TIMER);
-		settle(c.addr, ODEBUG_HELD_TIMER);
+		if (valued(c.addr))
+			settle(c.addr, ODEBUG_HELD_TIMER);
 	}
 	return 0;
 }

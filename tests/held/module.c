@@ -17,6 +17,7 @@ unsigned int mod_key_number(void);
 int mod_handler(void);
 int mod_handled(void);
 int mod_timer(timer_t *t, void *ptr);
+int mod_timer_in(timer_t *t, long ms);
 int mod_thread(pthread_t *t);
 void mod_thread_stop(pthread_t t);
 int mod_thread_tid(void);
@@ -88,6 +89,20 @@ int mod_timer(timer_t *t, void *ptr)
 			       .sigev_notify_function = mod_on_timer,
 			       .sigev_value.sival_ptr = ptr };
 	struct itimerspec v = { .it_value = { 100, 0 } };
+
+	if (timer_create(CLOCK_MONOTONIC, &se, t))
+		return -1;
+	timer = *t;
+	have_timer = 1;
+	return timer_settime(*t, 0, &v, NULL);
+}
+
+/* A one-shot SIGEV_THREAD timer in @ms, with sigev_value 0 (as most code leaves it). */
+int mod_timer_in(timer_t *t, long ms)
+{
+	struct sigevent se = { .sigev_notify = SIGEV_THREAD,
+			       .sigev_notify_function = mod_on_timer };
+	struct itimerspec v = { .it_value = { ms / 1000, ms % 1000 * 1000000 } };
 
 	if (timer_create(CLOCK_MONOTONIC, &se, t))
 		return -1;

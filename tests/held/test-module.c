@@ -138,6 +138,28 @@ static void wait_in_read(int tid)
 }
 
 /*
+ * The same with sigev_value 0, no pointer: the timer's function is held
+ * all the same.  It would run 200 ms after the dlclose, in unmapped
+ * code; disarmed by the fixup, the process lives on.
+ */
+static void timer_without_value_is_reported(void **state)
+{
+	struct itimerspec now;
+	void *h = load();
+	timer_t t;
+
+	(void)state;
+	assert_int_equal(((int (*)(timer_t *, long))sym(h, "mod_timer_in"))(&t, 200), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: timer", "armed, its SIGEV_THREAD function in",
+			    "unloaded after its destructors: disarmed", "hint: mod_on_timer");
+	assert_false(loaded());
+	usleep(400000);		/* past the expiry it would have had */
+	assert_int_equal(timer_gettime(t, &now), 0);
+	assert_true(!now.it_value.tv_sec && !now.it_value.tv_nsec);
+	timer_delete(t);
+}
+
+/*
  * A thread still in its start routine: reported, with no fixup.  It
  * sleeps in read() for the rest of the process (in libc, not in the
  * module, once it is there): woken, it would run unmapped code.
@@ -315,6 +337,7 @@ int main(void)
 		cmocka_unit_test(key_destructor_is_reported),
 		cmocka_unit_test(signal_handler_is_reported),
 		cmocka_unit_test(timer_function_is_reported),
+		cmocka_unit_test(timer_without_value_is_reported),
 		cmocka_unit_test(expired_timer_unloads_silently),
 		cmocka_unit_test(opened_twice_reports_at_last_close),
 		/* Its thread sleeps on in the process, one more thread from then on. */
