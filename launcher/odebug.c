@@ -614,7 +614,9 @@ int main(int argc, char **argv)
 		run("sh", "/bin/sh", shell);
 	}
 
-	/* The program: as execvp() will find it. */
+	/* The program: as execvp() will find it (an empty name names none). */
+	if (!argv[i][0])
+		fail(EXIT_NOTFOUND, "'': command not found (an empty program name)");
 	if (strchr(argv[i], '/')) {
 		path = argv[i];
 	} else if (!(path = find_in_path(argv[i]))) {

@@ -172,6 +172,10 @@ fi
 expect_refusal 127 'odebug: no-such-program-here: command not found' \
 	"not found in PATH" no-such-program-here
 expect_refusal 127 "odebug: $tmp/nothing: no such file" "no such file" "$tmp/nothing"
+# An empty name is no command, as a shell says: not a search of PATH.
+expect_refusal 127 "^odebug: '': command not found (an empty program name)\$" \
+	"an empty program name" ''
+expect_refusal 127 "^odebug: '': command not found" "an empty program name after --" -- ''
 cp "$show" "$tmp/noexec"
 chmod 644 "$tmp/noexec"
 expect_refusal 126 'not executable' "not executable" "$tmp/noexec"
