@@ -246,7 +246,6 @@ void odebug_held_close(int fd)
 {
 	uintptr_t addrs[32];
 	unsigned int n, i;
-	uint32_t j;
 	bool set;
 
 	if (!odebug_load(&odebug_holds))
@@ -264,10 +263,11 @@ void odebug_held_close(int fd)
 			if (h->family == ODEBUG_HELD_EPOLL && h->key == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
-		/* An epoll set closed: every record is looked at (a rare close). */
-		for (j = 1; set && j <= odebug_holds->used && n < 32; j++) {
-			h = odebug_hold_at(j);
-			if (h->addr && h->family == ODEBUG_HELD_EPOLL && h->key2 == (uint64_t)fd)
+		/* An epoll set closed: its own registrations, by the store's list of the set. */
+		for (h = set ? odebug_hold_at(*odebug_hold_shead((uint64_t)fd)) : NULL;
+		     h && n < 32; h = next) {
+			next = odebug_hold_at(h->snext);
+			if (h->family == ODEBUG_HELD_EPOLL && h->key2 == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
 		if (n < 32)
