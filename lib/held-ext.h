@@ -105,6 +105,7 @@ struct odebug_held_stdio_calls {
 extern ODEBUG_HIDDEN const struct odebug_held_stdio_calls *odebug_held_stdio_calls;
 void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how);
 void odebug_held_stdio_closed(void *stream);
+void odebug_held_stdio_closed_all(void);
 
 /* sigaltstack: the real call (preload/sigaltstack.c), and the events. */
 extern ODEBUG_HIDDEN int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
