@@ -501,17 +501,17 @@ static bool line_matches(const char *line, int fd, uintptr_t addr)
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
-	char path[40] = "/proc/self/fdinfo/", line[160], buf[1024];
+	char path[24] = "fdinfo/", line[160], buf[1024];
 	struct odebug_buf b;
 	size_t ll = 0;
 	ssize_t r, i;
 	bool found = false;
 	int f, saved = errno;
 
-	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 19);
+	odebug_buf_init_mem(&b, path + 7, sizeof(path) - 8);
 	odebug_put_dec(&b, (unsigned long)epfd);
-	path[18 + b.len] = '\0';
-	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	path[7 + b.len] = '\0';
+	f = odebug_open_proc(path);
 	if (f < 0) {
 		found = errno != EMFILE && errno != ENFILE && errno != ENOMEM &&
 			!(syscall(SYS_fcntl, epfd, F_GETFD) < 0 && errno == EBADF);

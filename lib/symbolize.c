@@ -249,7 +249,7 @@ static void locate(const uintptr_t *look, int n)
 	for (i = 0; i < n; i++)
 		places[i].module = -1;
 	base0_path[0] = '\0';
-	fd = sys_open("/proc/self/maps");
+	fd = odebug_open_proc("maps");
 	if (fd < 0)
 		return;
 	for (;;) {
