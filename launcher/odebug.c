@@ -364,7 +364,8 @@ static char *shebang(const char *name, const char *path)
 /*
  * Can @file run with libodebug preloaded?  @name is what the user called
  * it, for messages.  Follows #! interpreters; a sanitizer runtime of the
- * program (ELF, at the end of the chain) goes into @runtime.
+ * program (ELF, at the end of the chain) goes into @runtime, which is
+ * empty for every other outcome (a script run by /bin/sh included).
  */
 static void check(const char *name, const char *file, const char *lib_path,
 		  const struct elf_info *lib, char *runtime, size_t runtime_size)
@@ -374,6 +375,7 @@ static void check(const char *name, const char *file, const char *lib_path,
 	struct stat st;
 	int depth = 0;
 
+	runtime[0] = '\0';
 	for (;;) {
 		char *interp;
 
@@ -491,8 +493,12 @@ static void set_environment(const char *lib, const char *runtime, const char *op
 	 * (AddressSanitizer refuses to run otherwise) and its interceptors must
 	 * see the calls before libodebug does: preloaded first, by the name the
 	 * program needs (found as its DT_NEEDED entry would be), then
-	 * libodebug, as a program linked with -lodebug has them.
+	 * libodebug, as a program linked with -lodebug has them.  Nothing
+	 * else ever goes into LD_PRELOAD: the runtime only as one bare name
+	 * of the list, which LD_PRELOAD reads as one entry.
 	 */
+	if (!is_sanitizer_runtime(runtime) || strpbrk(runtime, " \t\n:/"))
+		runtime = "";
 	prepend_env("LD_PRELOAD", runtime[0] ? str("%s %s", runtime, lib) : lib, " ");
 	if (audit)
 		prepend_env("LD_AUDIT", find_audit(libdir), ":");
@@ -549,7 +555,7 @@ static void __attribute__((noreturn)) run(const char *name, const char *path, ch
 
 int main(int argc, char **argv)
 {
-	char *options = NULL, *lib, *path, runtime[64];
+	char *options = NULL, *lib, *path, runtime[64] = "";
 	bool audit = false, help_option = false;
 	struct elf_info lib_elf;
 	int i;
@@ -608,7 +614,9 @@ int main(int argc, char **argv)
 		run("sh", "/bin/sh", shell);
 	}
 
-	/* The program: as execvp() will find it. */
+	/* The program: as execvp() will find it (an empty name names none). */
+	if (!argv[i][0])
+		fail(EXIT_NOTFOUND, "'': command not found (an empty program name)");
 	if (strchr(argv[i], '/')) {
 		path = argv[i];
 	} else if (!(path = find_in_path(argv[i]))) {

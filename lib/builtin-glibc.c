@@ -36,20 +36,50 @@ bool odebug_glibc_mutex_is_static(void *addr)
 }
 
 /*
- * Is thread @tid of this process alive?  (tgkill with signal 0 sends
- * nothing; a system call, made only for a mutex that looks held.)
+ * Is the main thread @tid a zombie?  After its pthread_exit() the process
+ * goes on and the kernel keeps the leader as a zombie until the last
+ * thread ends: tgkill still finds it, but it runs nothing again.  The
+ * state in /proc/self/task/TID/stat follows the last ')' (the name may
+ * hold one; the numbers after it never do).  Raw calls, a stack buffer;
+ * unreadable: not known to be one.
+ */
+static bool leader_zombie(int tid)
+{
+	char path[48] = "/proc/self/task/", buf[128];
+	struct odebug_buf b;
+	const char *p;
+	long n;
+
+	odebug_buf_init_mem(&b, path + 16, sizeof(path) - 16 - 6);
+	odebug_put_dec(&b, (unsigned long)tid);
+	memcpy(path + 16 + b.len, "/stat", 6);
+	n = odebug_read_file(path, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/*
+ * Is thread @tid of this process alive, one that can still run?  tgkill
+ * with signal 0 sends nothing; a system call, made only for a holder
+ * that looks live (a mutex's owner, a signal stack's or a running
+ * thread's).  Every thread but the leader is gone for tgkill once it
+ * exited; the leader is asked for its state.
  */
 bool odebug_glibc_thread_alive(int tid)
 {
-	int saved, r;
+	int saved, r, pid;
 
 	if (tid == odebug_builtin_self_tid())
 		return true;
 	saved = errno;
-	r = (int)syscall(SYS_tgkill, getpid(), tid, 0);
+	pid = getpid();
+	r = (int)syscall(SYS_tgkill, pid, tid, 0);
 	r = r == 0 || errno == EPERM;
 	errno = saved;
-	return r;
+	return r && !(tid == pid && leader_zombie(tid));
 }
 
 /*

@@ -92,8 +92,6 @@ unsigned int odebug_xhold_list(int family, uintptr_t addr, struct odebug_xhold *
 /* Records per family (held-store.c): the interposers' one load. */
 extern ODEBUG_HIDDEN unsigned long odebug_hold_count[16];
 bool odebug_xhold_current(const struct odebug_xhold *h);
-/* Is thread @tid of this process alive (held-sigstack.c)? */
-bool odebug_held_thread_alive(int tid);
 
 /* lib/held.c's free-check questions and the descriptors' callbacks, for these families. */
 bool odebug_held_ext_released(const struct odebug_snapshot *o);
@@ -107,6 +105,7 @@ struct odebug_held_stdio_calls {
 extern ODEBUG_HIDDEN const struct odebug_held_stdio_calls *odebug_held_stdio_calls;
 void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how);
 void odebug_held_stdio_closed(void *stream);
+void odebug_held_stdio_closed_all(void);
 
 /* sigaltstack: the real call (preload/sigaltstack.c), and the events. */
 extern ODEBUG_HIDDEN int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
@@ -126,13 +125,23 @@ void odebug_held_tstack_exit_checked(void);
 /* Keys (preload/pthread-key.c) and the check at dlclose (preload/dlclose.c). */
 void odebug_held_key_create(unsigned int key, void (*destructor)(void *));
 void odebug_held_key_delete(unsigned int key);
-bool odebug_held_dlclose(void *handle);
+/* A module at its dlclose: what the check after the real call needs, noted before it. */
+#define ODEBUG_MODULE_RANGES	8
+struct odebug_held_module {
+	uintptr_t base, lo[ODEBUG_MODULE_RANGES], hi[ODEBUG_MODULE_RANGES];
+	int nranges;
+	bool found;
+	char name[512];
+};
+bool odebug_held_dlclose_before(void *handle, struct odebug_held_module *m);
+void odebug_held_dlclose_after(struct odebug_held_module *m);
 /* The program's references per handle (held-opens.c): dlopen.c adds, dlclose.c takes. */
 void odebug_opens_add(void *handle, bool nodelete);
 bool odebug_opens_last(void *handle);
 void odebug_opens_closed(void *handle);
 bool odebug_held_module_describe(char *buf, size_t cap);
-/* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)? */
-uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id);
+/* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)?  And its fixup. */
+uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int *ver);
+bool odebug_held_timer_disarm(uint64_t id, int ver);
 
 #endif /* ODEBUG_HELD_EXT_H */

@@ -7,32 +7,21 @@
  *
  * The kernel is asked before a report: the calling thread's own stack
  * by sigaltstack(NULL, &cur); another thread's only by whether it is
- * still alive (tgkill with signal 0), since no call reads another
- * thread's signal stack.  The fixup disables the stack (SS_DISABLE) when
+ * still alive (tgkill with signal 0; a main thread that left by
+ * pthread_exit() is a zombie, which runs no handler again), since no
+ * call reads another thread's signal stack.  The fixup disables the stack (SS_DISABLE) when
  * the thread that frees it is the one it belongs to and is not running on
  * it; for another thread's there is nothing safe to do: a report only.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "builtin.h"
 #include "held-ext.h"
 
 int (*odebug_held_sigaltstack_call)(const stack_t *ss, stack_t *old);
-
-/* Is thread @tid of this process alive?  (Signal 0: nothing is sent.) */
-bool odebug_held_thread_alive(int tid)
-{
-	int saved = errno;
-	long r = syscall(SYS_tgkill, (long)getpid(), (long)tid, 0L);
-	bool alive = r == 0 || errno != ESRCH;
-
-	errno = saved;
-	return alive;
-}
 
 /*
  * A signal stack inside this thread's own stack is checked only when its
@@ -46,7 +35,7 @@ static bool live(const struct odebug_xhold *h)
 	int saved = errno, r;
 
 	if (h->tid != odebug_builtin_self_tid())
-		return odebug_held_thread_alive(h->tid);
+		return odebug_glibc_thread_alive(h->tid);
 	if (odebug_on_stack(h->addr, &base))
 		return false;
 	if (!odebug_held_sigaltstack_call)

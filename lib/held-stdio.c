@@ -9,8 +9,10 @@
  * libc is asked before a report: the stream must still be on glibc's
  * list of open streams (_IO_list_all, chained by _chain) with its
  * _IO_buf_base inside the freed block (both in glibc's public struct
- * _IO_FILE).  A stream closed by a call not interposed (pclose,
- * fcloseall) is gone from the list, so its record ends there.
+ * _IO_FILE).  A stream closed by a call not interposed (pclose) is gone
+ * from the list, so its record ends there.  fcloseall() leaves every
+ * stream on the list, and one never used with its buffer; but it closes
+ * them all for the program, so every record ends at it (preload/stdio.c).
  *
  * The fixup: glibc's setvbuf(stream, NULL, _IONBF, 0), which flushes
  * what is buffered (written data still in the buffer reaches the file;
@@ -109,6 +111,17 @@ void odebug_held_stdio_after(void *stream, void *buf, size_t size, int how)
 				odebug_xhold_end(ODEBUG_HELD_STDIO, (uintptr_t)f, 0);
 			return;
 		}
+}
+
+/* fcloseall ran: every stream is closed, every buffer the program's again. */
+void odebug_held_stdio_closed_all(void)
+{
+	struct odebug_xhold c[16];
+	unsigned int n, i;
+
+	while ((n = odebug_xhold_list(ODEBUG_HELD_STDIO, 0, c, 16, 0)))
+		for (i = 0; i < n; i++)
+			odebug_xhold_end(ODEBUG_HELD_STDIO, c[i].key, 0);
 }
 
 /* fclose or freopen ran on @stream: its buffer (if the program's) is free. */

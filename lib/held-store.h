@@ -9,7 +9,11 @@
  * A record is chained twice, by key (the family's holder: a registered
  * descriptor, a timer id, a request, a stream) and by held address, in
  * one mapping made at the first hold (a process that holds nothing maps
- * nothing), 65536 records at most.  Under the lock nothing else is
+ * nothing), 65536 records at most.  An epoll registration is chained a
+ * third time, by its set (key2), in a list linked both ways: closing a
+ * set visits that set's registrations (and those of sets whose number
+ * hashes alike), never every record, and a registration leaves it in a
+ * few stores however many the set has.  Under the lock nothing else is
  * called, and the re-entry guard is set while it is held: a signal
  * handler's close() or timer_settime() on this thread then goes straight
  * to glibc instead of spinning on a lock its own thread holds.
@@ -21,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "held.h"
 #include "held-io.h"
 #include "internal.h"
 #include "lock.h"
@@ -44,6 +49,7 @@ struct odebug_hold {
 	uint8_t family, flags;	/* flags: ODEBUG_HOLD_* or the family's own */
 	uint16_t gen;		/* fork generation: a child's inherited records are not its own */
 	uint32_t knext, anext;	/* chains by key and by address: an index, 0 ends */
+	uint32_t snext, sprev;	/* epoll: the list by set (key2), both ways: an index, 0 ends */
 } __attribute__((aligned(64)));	/* one cache line */
 
 /* What an AIO or io_uring record has besides (kept apart: the others never touch it). */
@@ -55,6 +61,7 @@ struct odebug_hold_io {
 
 struct odebug_holds {
 	uint32_t khead[1u << ODEBUG_HOLD_HASH_BITS], ahead[1u << ODEBUG_HOLD_HASH_BITS];
+	uint32_t shead[1u << ODEBUG_HOLD_HASH_BITS];	/* epoll registrations by set */
 	uint32_t free_list, used;
 	struct odebug_hold h[ODEBUG_HOLDS_MAX + 1];	/* by index: h[0] is never used */
 	struct odebug_hold_io io[ODEBUG_HOLDS_MAX + 1];	/* touched only by those families */
@@ -101,6 +108,18 @@ static inline uint32_t *odebug_hold_khead(int family, uint64_t key)
 static inline uint32_t *odebug_hold_ahead(uintptr_t addr)
 {
 	return &odebug_holds->ahead[odebug_hold_hash(addr)];
+}
+
+/* The list of epoll set @set's registrations (and of sets that hash alike). */
+static inline uint32_t *odebug_hold_shead(uint64_t set)
+{
+	return &odebug_holds->shead[odebug_hold_hash(set)];
+}
+
+/* Is @family's key2 a set whose close ends all its records (epoll)? */
+static inline bool odebug_hold_by_set(int family)
+{
+	return family == ODEBUG_HELD_EPOLL;
 }
 
 /* The record of index @i (a chain link), or NULL at the chain's end. */
@@ -201,6 +220,15 @@ static inline struct odebug_hold *odebug_hold_add(int family, uint64_t key, uint
 	h->anext = *ah;
 	*kh = idx;
 	*ah = idx;
+	h->snext = h->sprev = 0;
+	if (odebug_hold_by_set(family)) {
+		uint32_t *sh = odebug_hold_shead(key2);
+
+		h->snext = *sh;
+		if (*sh)
+			s->h[*sh].sprev = idx;
+		*sh = idx;
+	}
 	return h;
 }
 
@@ -221,6 +249,14 @@ static inline uintptr_t odebug_hold_drop(struct odebug_hold *h)
 		;
 	if (*p)
 		*p = h->anext;
+	if (odebug_hold_by_set(h->family)) {
+		if (h->sprev)
+			s->h[h->sprev].snext = h->snext;
+		else
+			*odebug_hold_shead(h->key2) = h->snext;
+		if (h->snext)
+			s->h[h->snext].sprev = h->sprev;
+	}
 	h->addr = 0;
 	h->knext = s->free_list;
 	s->free_list = idx;

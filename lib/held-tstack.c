@@ -44,7 +44,7 @@ static bool live(const struct odebug_xhold *h)
 		return false;
 	if (!(h->flags & ODEBUG_TSTACK_DETACHED))
 		return true;
-	return !h->tid || odebug_held_thread_alive(h->tid);
+	return !h->tid || odebug_glibc_thread_alive(h->tid);
 }
 
 /* A joinable thread's own exit check: its joiner still needs the stack. */
@@ -61,7 +61,7 @@ static void describe(const struct odebug_xhold *h, struct odebug_buf *b)
 	}
 	odebug_puts(b, "stack of thread ");
 	odebug_put_dec(b, (unsigned long)h->tid);
-	odebug_puts(b, odebug_held_thread_alive(h->tid) ? ", running" :
+	odebug_puts(b, odebug_glibc_thread_alive(h->tid) ? ", running" :
 		    ", exited, not yet joined");
 }
 

@@ -246,7 +246,6 @@ void odebug_held_close(int fd)
 {
 	uintptr_t addrs[32];
 	unsigned int n, i;
-	uint32_t j;
 	bool set;
 
 	if (!odebug_load(&odebug_holds))
@@ -264,10 +263,11 @@ void odebug_held_close(int fd)
 			if (h->family == ODEBUG_HELD_EPOLL && h->key == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
-		/* An epoll set closed: every record is looked at (a rare close). */
-		for (j = 1; set && j <= odebug_holds->used && n < 32; j++) {
-			h = odebug_hold_at(j);
-			if (h->addr && h->family == ODEBUG_HELD_EPOLL && h->key2 == (uint64_t)fd)
+		/* An epoll set closed: its own registrations, by the store's list of the set. */
+		for (h = set ? odebug_hold_at(*odebug_hold_shead((uint64_t)fd)) : NULL;
+		     h && n < 32; h = next) {
+			next = odebug_hold_at(h->snext);
+			if (h->family == ODEBUG_HELD_EPOLL && h->key2 == (uint64_t)fd)
 				addrs[n++] = drop(h);
 		}
 		if (n < 32)
@@ -280,7 +280,27 @@ void odebug_held_close(int fd)
 
 /* --- POSIX timers ---------------------------------------------------- */
 
-/* timer_create succeeded with a value that may be a pointer: held once armed. */
+/*
+ * A SIGEV_THREAD timer whose sival_ptr is no pointer (0, mostly) holds
+ * no memory, but its function is held code all the same (held-module.c
+ * asks at dlclose): its record's address is a marker no held pointer
+ * equals (odd; spread by id, so the address chains stay short), and no
+ * tracker is made for it.
+ */
+static uintptr_t no_value(uint64_t id)
+{
+	return (uintptr_t)(id << 1) | 1;
+}
+
+static bool valued(uintptr_t addr)
+{
+	return addr && !(addr & 1);
+}
+
+/*
+ * timer_create succeeded with a value that may be a pointer (held once
+ * armed), or @value 0 and a SIGEV_THREAD function @fn.
+ */
 void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t fn)
 {
 	struct odebug_hold *h;
@@ -292,11 +312,11 @@ void odebug_held_timer_create(uint64_t id, int ver, uintptr_t value, uintptr_t f
 	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h)		/* a deleted timer's id we missed: it is another timer now */
 		old = drop(h);
-	h = odebug_hold_add(ODEBUG_HELD_TIMER, id, (uint64_t)ver, value);
+	h = odebug_hold_add(ODEBUG_HELD_TIMER, id, (uint64_t)ver, value ? value : no_value(id));
 	if (h)
 		h->fn = fn;
 	odebug_hold_unlock();
-	if (old)
+	if (valued(old))
 		settle(old, ODEBUG_HELD_TIMER);
 }
 
@@ -317,7 +337,8 @@ void odebug_held_timer_set(uint64_t id, int ver, bool armed)
 	h = odebug_hold_find(ODEBUG_HELD_TIMER, id, (uint64_t)ver);
 	if (h && !!(h->flags & ARMED) != armed) {
 		set_flags(h, armed ? ARMED : 0);
-		if (odebug_hold_holding(ODEBUG_HELD_TIMER, h->addr, ARMED) == armed)
+		if (valued(h->addr) &&
+		    odebug_hold_holding(ODEBUG_HELD_TIMER, h->addr, ARMED) == armed)
 			addr = h->addr;	/* the first armed, or the last disarmed */
 	}
 	v0 = odebug_hold_version;
@@ -338,7 +359,7 @@ void odebug_held_timer_delete(uint64_t id, int ver)
 	if (h)
 		addr = drop(h);
 	odebug_hold_unlock();
-	if (addr)
+	if (valued(addr))
 		settle(addr, ODEBUG_HELD_TIMER);
 }
 
@@ -347,12 +368,12 @@ static void forget(const struct odebug_hold *c, int family);
 
 /*
  * At dlclose (held-module.c): the first armed timer whose SIGEV_THREAD
- * function lies in [@lo, @hi), its id in *@id; 0 when none.  Every
- * record is looked at (a rare call).  timer_gettime confirms it: a
- * one-shot timer that expired calls its function no more, and its
- * record is disarmed.
+ * function lies in [@lo, @hi), its id in *@id and glibc version in
+ * *@ver; 0 when none.  Every record is looked at (a rare call).
+ * timer_gettime confirms it: a one-shot timer that expired calls its
+ * function no more, and its record is disarmed.
  */
-uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
+uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int *ver)
 {
 	struct odebug_hold c;
 	uint32_t j;
@@ -378,12 +399,24 @@ uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id)
 			return 0;
 		if (hold_is_live(&c)) {
 			*id = c.key;
+			*ver = (int)c.key2;
 			return c.fn;
 		}
 		forget(&c, ODEBUG_HELD_TIMER);
-		settle(c.addr, ODEBUG_HELD_TIMER);
+		if (valued(c.addr))
+			settle(c.addr, ODEBUG_HELD_TIMER);
 	}
 	return 0;
+}
+
+/* The module check's fixup: the timer disarmed, its record with it; false without glibc's calls. */
+bool odebug_held_timer_disarm(uint64_t id, int ver)
+{
+	if (!odebug_held_timer_ops)
+		return false;
+	odebug_held_timer_ops->disarm(id, ver);
+	odebug_held_timer_set(id, ver, false);
+	return true;
 }
 
 /* --- the free check: still held?  the fixup, the report line ---------- */
@@ -468,17 +501,17 @@ static bool line_matches(const char *line, int fd, uintptr_t addr)
  */
 static bool in_fdinfo(int epfd, int fd, uintptr_t addr)
 {
-	char path[40] = "/proc/self/fdinfo/", line[160], buf[1024];
+	char path[24] = "fdinfo/", line[160], buf[1024];
 	struct odebug_buf b;
 	size_t ll = 0;
 	ssize_t r, i;
 	bool found = false;
 	int f, saved = errno;
 
-	odebug_buf_init_mem(&b, path + 18, sizeof(path) - 19);
+	odebug_buf_init_mem(&b, path + 7, sizeof(path) - 8);
 	odebug_put_dec(&b, (unsigned long)epfd);
-	path[18 + b.len] = '\0';
-	f = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	path[7 + b.len] = '\0';
+	f = odebug_open_proc(path);
 	if (f < 0) {
 		found = errno != EMFILE && errno != ENFILE && errno != ENOMEM &&
 			!(syscall(SYS_fcntl, epfd, F_GETFD) < 0 && errno == EBADF);

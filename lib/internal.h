@@ -354,6 +354,16 @@ void odebug_symbolize_begin(void);
 int odebug_symbolize(const uintptr_t *pcs, int n, bool is_return,
 		     struct odebug_frame *out, int max);
 void odebug_symbolize_child(void);
+/*
+ * A module a dlclose() unmapped: while this thread reports, addresses in
+ * [lo, hi) that no mapping holds are named as @path's, loaded at @bias
+ * (NULL: none).
+ */
+struct odebug_unmapped {
+	const char *path;
+	uintptr_t bias, lo, hi;
+};
+void odebug_symbolize_unmapped(const struct odebug_unmapped *u);
 void odebug_symbolize_check_option(void);
 
 /* "helper.c": a helper process on a socket, started without fork() */

@@ -111,6 +111,34 @@ int odebug_gettid(void)
 }
 
 /*
+ * /proc/thread-self/@rest, else /proc/self/@rest (kernels before 3.17),
+ * opened read-only with raw calls: what the kernel shows the calling
+ * thread.  /proc/self is the main thread's, and once that thread left by
+ * pthread_exit() it is a zombie whose memory map, descriptors and
+ * executable the kernel no longer shows.  -1 and errno when neither
+ * opens.
+ */
+int odebug_open_proc(const char *rest)
+{
+	char path[80] = "/proc/thread-self/";
+	size_t n = strlen(rest);
+	long fd;
+
+	if (n > sizeof(path) - 19) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(path + 18, rest, n + 1);
+	fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		memcpy(path + 6, "self/", 5);
+		memmove(path + 11, path + 18, n + 1);
+		fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	}
+	return (int)fd;
+}
+
+/*
  * secure_getenv: a setuid or setgid program ignores ODEBUG*, so nobody can
  * make it write files or change its behaviour through us.  It neither
  * allocates nor locks, so it is safe during bootstrap.
@@ -132,7 +160,8 @@ size_t odebug_read_mem(void *dst, const void *addr, size_t len)
 {
 	struct iovec local = { dst, len }, remote = { (void *)addr, len };
 	int saved = errno;
-	long n = syscall(SYS_process_vm_readv, syscall(SYS_getpid), &local, 1UL, &remote, 1UL, 0UL);
+	/* The calling thread's id: the main thread's (the pid) names no memory once it is a zombie. */
+	long n = syscall(SYS_process_vm_readv, odebug_gettid(), &local, 1UL, &remote, 1UL, 0UL);
 
 	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
 		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);

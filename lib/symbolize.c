@@ -79,6 +79,13 @@ struct place {
 	uintptr_t vaddr;	/* the address looked up (call site for returns) */
 };
 static struct place places[ODEBUG_MAX_FRAMES + 1];
+/* A module unmapped by this thread's dlclose(), while it reports (held-module.c). */
+static ODEBUG_TLS const struct odebug_unmapped *unmapped;
+
+void odebug_symbolize_unmapped(const struct odebug_unmapped *u)
+{
+	unmapped = u;
+}
 
 void odebug_symbolize_begin(void)
 {
@@ -217,6 +224,20 @@ static void maps_line(const char *s, const uintptr_t *look, int n,
 	}
 }
 
+/*
+ * @pc in the module this thread's dlclose() unmapped: its file is read
+ * as if still mapped, at the base where its file offset 0 was.
+ */
+static int unmapped_index(uintptr_t pc)
+{
+	uintptr_t vaddr0;
+
+	if (!unmapped || pc < unmapped->lo || pc >= unmapped->hi ||
+	    !elf_vaddr0(unmapped->path, &vaddr0))
+		return -1;
+	return module_index(unmapped->path, strlen(unmapped->path), unmapped->bias + vaddr0);
+}
+
 /* Fill places[] for @look[0..n): module and ELF address, or none. */
 static void locate(const uintptr_t *look, int n)
 {
@@ -228,7 +249,7 @@ static void locate(const uintptr_t *look, int n)
 	for (i = 0; i < n; i++)
 		places[i].module = -1;
 	base0_path[0] = '\0';
-	fd = sys_open("/proc/self/maps");
+	fd = odebug_open_proc("maps");
 	if (fd < 0)
 		return;
 	for (;;) {
@@ -254,6 +275,8 @@ static void locate(const uintptr_t *look, int n)
 	for (i = 0; i < n; i++) {
 		const struct module *m;
 
+		if (places[i].module < 0)
+			places[i].module = unmapped_index(look[i]);
 		if (places[i].module < 0)
 			continue;
 		m = &modules[places[i].module];

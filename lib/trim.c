@@ -256,7 +256,7 @@ void odebug_trim(void)
 
 	if (!nranges)
 		return;
-	fd = syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	fd = odebug_open_proc("pagemap");
 	if (fd >= 0) {
 		for (unsigned int i = 0; i < nranges; i++)
 			trim_range((int)fd, ranges[i].start, ranges[i].end);

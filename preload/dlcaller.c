@@ -72,9 +72,12 @@ static struct link_map *caller_map(const void *ra)
 /* The program's directory, as glibc's _dl_get_origin() finds it. */
 static bool program_origin(char *out, size_t len)
 {
-	ssize_t n = readlink("/proc/self/exe", out, len);
+	/* The calling thread's view: the main thread's, a zombie after its pthread_exit(), has none. */
+	ssize_t n = readlink("/proc/thread-self/exe", out, len);
 	const char *env;
 
+	if (n < 0)
+		n = readlink("/proc/self/exe", out, len);
 	if (n > 0 && (size_t)n < len && out[0] == '/') {
 		while (n > 1 && out[n - 1] != '/')
 			n--;

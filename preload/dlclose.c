@@ -9,7 +9,10 @@
  * tracker in the segments is dropped.  A dlclose() that only drops a
  * reference, and a module whose destructors deactivated their objects,
  * give no report.  Each successful call takes one of the handle's
- * references counted by preload/dlopen.c.  No libodebug lock is held across any loader call.
+ * references counted by preload/dlopen.c.  The code the module must keep
+ * (lib/held-module.c) is checked after the real call too, once the
+ * module's destructors had their chance to release it.  No libodebug
+ * lock is held across any loader call.
  *
  * Two versions, as glibc's: dlclose@@GLIBC_2.34, and the baseline node
  * (dlclose@GLIBC_2.2.5 on x86-64) that programs linked before glibc 2.34
@@ -85,12 +88,13 @@ static int checked_dlclose(int (*next)(void *), void *handle)
 
 /*
  * Decided on: the handle's count (lib/held-opens.c) drops with each
- * successful call; started, the module's held code and its memory are
- * checked first.
+ * successful call; started, the module's memory is checked, and its
+ * code once its destructors have run (lib/held-module.c).
  */
 static int check_dlclose(int (*next)(void *), void *handle)
 {
-	bool started;
+	struct odebug_held_module m;
+	bool started, watch = false;
 	int ret;
 
 	if (likely(odebug_load(&odebug_mode) < ODEBUG_MODE_ON) || odebug_tls.guard)
@@ -98,14 +102,16 @@ static int check_dlclose(int (*next)(void *), void *handle)
 	if (!*(void *volatile *)&handle)	/* declared nonnull, but callers err */
 		return next(handle);
 	started = odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
-	if (started && odebug_held_dlclose(handle))
-		return 0;	/* code of it still held (lib/held-module.c): it stays */
+	if (started)
+		watch = odebug_held_dlclose_before(handle, &m);
 	ret = started ? checked_dlclose(next, handle) : next(handle);
 	if (ret)
 		return ret;
 	odebug_opens_closed(handle);
 	if (started)	/* the module may be gone, its addresses free for another's */
 		odebug_descr_forget();
+	if (watch)	/* its destructors ran: what still calls into it */
+		odebug_held_dlclose_after(&m);
 	return ret;
 }
 

@@ -31,6 +31,8 @@ struct odebug_next_entry {
 void odebug_next_resolve(const struct odebug_next_entry *e);
 
 #define ODEBUG_ARGS(...) __VA_ARGS__
+/* ", args" after next, or nothing for a function without parameters. */
+#define ODEBUG_NEXT_ARGS(...) , ##__VA_ARGS__
 
 #define INTERPOSE(ret, name, tag, version, at, params, args, impl)		\
 	static ret stub_##name##_##tag params;					\
@@ -46,7 +48,7 @@ void odebug_next_resolve(const struct odebug_next_entry *e);
 	ret odebug_i_##name##_##tag params ODEBUG_EXPORT;			\
 	ret odebug_i_##name##_##tag params					\
 	{									\
-		return impl(next_##name##_##tag, ODEBUG_ARGS args);		\
+		return impl(next_##name##_##tag ODEBUG_NEXT_ARGS args);	\
 	}									\
 	__asm__(".symver odebug_i_" #name "_" #tag "," #name at)
 

@@ -185,7 +185,7 @@ static void check_advised(uintptr_t start, uintptr_t stop, int kind)
 	char buf[2048];
 	size_t have = 0;
 	bool skip = false;	/* the rest of a line longer than the buffer */
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	int fd = odebug_open_proc("maps");
 
 	if (fd < 0) {
 		odebug_check_range(start, stop);

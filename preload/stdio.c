@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stdio.c - the setvbuf, setbuffer, setbuf, fclose and freopen
- * interposers: a stream holds the buffer the program gave it until it is
+ * stdio.c - the setvbuf, setbuffer, setbuf, fclose, freopen and
+ * fcloseall interposers: a stream holds the buffer the program gave it until it is
  * closed, reopened or given another, so memory freed while it is the
  * buffer of an open stream is "free active" (lib/held-stdio.c).
  * Disabled, one branch and a tail call; enabled, the real call first,
@@ -148,6 +148,34 @@ INTERPOSE(FILE *, freopen, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE,
 	  (const char *path, const char *mode, FILE *f), (path, mode, f), freopen_);
 INTERPOSE(FILE *, freopen64, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE,
 	  (const char *path, const char *mode, FILE *f), (path, mode, f), freopen_);
+
+/*
+ * fcloseall closes every stream: none may be used again, so every
+ * stream's hold ends, whatever glibc left in its FILE (it flushes the
+ * streams and unbuffers those that were used, and leaves one never used
+ * with the program's buffer: a pointer it only follows if the stream is
+ * used after its close).
+ */
+static __attribute__((noinline)) int fcloseall_on(int (*next)(void))
+{
+	bool any = ANY_HELD;
+	int r = next(), saved;
+
+	if (unlikely(any) && odebug_held_live()) {
+		saved = errno;
+		odebug_held_stdio_closed_all();
+		errno = saved;
+	}
+	return r;
+}
+
+ODEBUG_INLINE int fcloseall_(int (*next)(void))
+{
+	if (likely(!CHECKING))
+		return next();
+	return fcloseall_on(next);
+}
+INTERPOSE(int, fcloseall, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, (void), (), fcloseall_);
 
 /* The fixup's call: glibc's setvbuf, unbuffered (lib/held-stdio.c says why that one). */
 static int unbuffer(void *stream)

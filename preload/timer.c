@@ -4,7 +4,9 @@
  * a POSIX timer holds its sigev_value.sival_ptr and hands it to its
  * SIGEV_THREAD function or signal handler when it fires, so memory freed
  * while its timer is armed is "free active" (lib/held.c), and the fixup
- * disarms the timer.  Disabled, one branch and a tail call; enabled, the
+ * disarms the timer.  An armed SIGEV_THREAD timer holds its function's
+ * code too, whatever its value (lib/held-module.c asks at dlclose).
+ * Disabled, one branch and a tail call; enabled, the
  * real call first, then one event of lib/held.c; glibc's return value and
  * errno unchanged, and a failed call holds nothing.
  *
@@ -30,20 +32,31 @@
 #define ODEBUG_TIMER_OLD 1	/* the int-id ABI at GLIBC_2.2.5 */
 #endif
 
+/* Does @evp hand sival_ptr back (SIGEV_NONE and a NULL sigevent do not)? */
+static bool hands_value(const struct sigevent *evp)
+{
+	return evp && (evp->sigev_notify == SIGEV_SIGNAL || evp->sigev_notify == SIGEV_THREAD ||
+		       evp->sigev_notify == SIGEV_THREAD_ID);
+}
+
 /*
- * The sigevents that hand sival_ptr back (SIGEV_NONE and a NULL sigevent
- * do not).  A timer that holds nothing still ends the record of its id:
- * that one is of a deleted timer whose timer_delete went by unseen (a
- * signal handler's, while its thread was inside libodebug), and glibc
- * gives a new timer a deleted one's id.
+ * A timer holds its sival_ptr, if it may be a pointer, and its
+ * SIGEV_THREAD function, whatever the value (lib/held-module.c asks for
+ * the function at dlclose).  A timer that holds neither still ends the
+ * record of its id: that one is of a deleted timer whose timer_delete
+ * went by unseen (a signal handler's, while its thread was inside
+ * libodebug), and glibc gives a new timer a deleted one's id.
  */
 static void created(uint64_t id, int ver, const struct sigevent *evp)
 {
+	uintptr_t value = hands_value(evp) ? (uintptr_t)evp->sigev_value.sival_ptr : 0;
+	uintptr_t fn = evp && evp->sigev_notify == SIGEV_THREAD ?
+		       (uintptr_t)evp->sigev_notify_function : 0;
 	int saved;
 
-	if (!evp || (evp->sigev_notify != SIGEV_SIGNAL && evp->sigev_notify != SIGEV_THREAD &&
-		     evp->sigev_notify != SIGEV_THREAD_ID) ||
-	    !odebug_held_pointer((uintptr_t)evp->sigev_value.sival_ptr)) {
+	if (!odebug_held_pointer(value))
+		value = 0;
+	if (!value && !fn) {
 		if (odebug_held_live()) {
 			saved = errno;
 			odebug_held_timer_delete(id, ver);
@@ -54,9 +67,7 @@ static void created(uint64_t id, int ver, const struct sigevent *evp)
 	if (!odebug_held_active())	/* the first hold starts libodebug */
 		return;
 	saved = errno;
-	odebug_held_timer_create(id, ver, (uintptr_t)evp->sigev_value.sival_ptr,
-				 evp->sigev_notify == SIGEV_THREAD ?
-				 (uintptr_t)evp->sigev_notify_function : 0);
+	odebug_held_timer_create(id, ver, value, fn);
 	errno = saved;
 }
 

@@ -63,8 +63,7 @@ static bool peek(void *dst, uintptr_t src, size_t n)
 {
 	struct iovec l = { dst, n }, r = { (void *)src, n };
 
-	return syscall(SYS_process_vm_readv, syscall(SYS_getpid), &l, 1UL, &r, 1UL, 0UL) ==
-	       (long)n;
+	return syscall(SYS_process_vm_readv, odebug_gettid(), &l, 1UL, &r, 1UL, 0UL) == (long)n;
 }
 
 /* The buffers of an iovec array: up to VEC_MAX of them into @addrs. */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The module-code family of held memory (lib/held-module.c): at the
- * dlclose() of a module that would unload, a live key's destructor, an
- * installed signal handler, an armed SIGEV_THREAD timer's function or a
- * running thread's start routine in it is reported ("dlclose held",
- * module_code) at the dlclose, and the module stays loaded so that the
- * call still comes to mapped code.  Released first, the module unloads
- * silently.
+ * The module-code family of held memory (lib/held-module.c): when a
+ * dlclose() unloads a module, a live key's destructor, an installed
+ * signal handler, an armed SIGEV_THREAD timer's function or a running
+ * thread's start routine left in it after its destructors is reported
+ * ("dlclose held", module_code) at the dlclose, and the fixup makes the
+ * holder stop calling into the unmapped code where it can (key deleted,
+ * SIG_DFL, timer disarmed).  Released first, or by the module's own
+ * destructor, the module unloads silently.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -60,13 +61,6 @@ static __attribute__((noinline)) int module_close_held(void *h)
 		       assert_int_equal(module_close_held(h), 0),		\
 		       "object type: module_code", __VA_ARGS__)
 
-/* The reference a fixup kept, dropped once its holder is gone: the module unloads. */
-static void unpin(void *h)
-{
-	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
-	assert_false(loaded());
-}
-
 static int setup(void **state)
 {
 	(void)state;
@@ -74,64 +68,115 @@ static int setup(void **state)
 	return path ? 0 : -1;
 }
 
-/* A key with a value in this thread: reported; the module stays for the destructor. */
+/* A key with a value in this thread: reported; the fixup deletes the key. */
 static void key_destructor_is_reported(void **state)
 {
 	void *h = load();
+	pthread_key_t key;
 
 	(void)state;
 	assert_int_equal(((int (*)(int))sym(h, "mod_key"))(1), 0);
+	key = ((unsigned int (*)(void))sym(h, "mod_key_number"))();
 	EXPECT_DLCLOSE_HELD(h, "holder: key destructor", "(a value set in this thread) in",
-			    "hint: mod_destructor");
-	assert_true(loaded());
-	/* Released later: the module can go then. */
-	h = load();
-	((int (*)(void))sym(h, "mod_key_delete"))();
-	EXPECT_SILENT(assert_int_equal(dlclose(h), 0));
-	assert_true(loaded());	/* the reference the fixup kept is still held */
-	unpin(h);
+			    "unloaded after its destructors: key deleted", "hint: mod_destructor");
+	assert_false(loaded());
+	assert_int_equal(pthread_setspecific(key, &key), EINVAL);	/* deleted */
 }
 
-/* A handler still installed: reported; the signal still finds the handler. */
+/* A handler still installed: reported; the fixup makes the disposition SIG_DFL. */
 static void signal_handler_is_reported(void **state)
 {
 	void *h = load();
-	int (*handled)(void) = sym(h, "mod_handled");
+	struct sigaction now;
 
 	(void)state;
 	assert_int_equal(((int (*)(void))sym(h, "mod_handler"))(), 0);
-	EXPECT_DLCLOSE_HELD(h, "holder: signal handler for SIGUSR1 in", "hint: mod_on_usr1");
-	raise(SIGUSR1);
-	assert_int_equal(handled(), 1);
-	signal(SIGUSR1, SIG_DFL);
-	unpin(h);
+	EXPECT_DLCLOSE_HELD(h, "holder: signal handler for SIGUSR1 in",
+			    "unloaded after its destructors: reset to SIG_DFL", "hint: mod_on_usr1");
+	assert_false(loaded());
+	assert_int_equal(sigaction(SIGUSR1, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, SIG_DFL);
 }
 
+/* An armed timer: reported; the fixup disarms it. */
 static void timer_function_is_reported(void **state)
 {
+	struct itimerspec now;
 	void *h = load();
 	timer_t t;
 
 	(void)state;
 	assert_int_equal(((int (*)(timer_t *, void *))sym(h, "mod_timer"))(&t, &t), 0);
 	EXPECT_DLCLOSE_HELD(h, "holder: timer", "armed, its SIGEV_THREAD function in",
-			    "hint: mod_on_timer");
+			    "unloaded after its destructors: disarmed", "hint: mod_on_timer");
+	assert_false(loaded());
+	assert_int_equal(timer_gettime(t, &now), 0);
+	assert_true(!now.it_value.tv_sec && !now.it_value.tv_nsec);
 	timer_delete(t);
-	unpin(h);
 }
 
+/* Until thread @tid sleeps in read() (the kernel's word: its current system call). */
+static void wait_in_read(int tid)
+{
+	char task[64], line[64];
+	FILE *f;
+	int i;
+
+	snprintf(task, sizeof(task), "/proc/self/task/%d/syscall", tid);
+	for (i = 0; i < 5000; i++) {
+		f = fopen(task, "r");
+		line[0] = '\0';
+		if (f && !fgets(line, sizeof(line), f))
+			line[0] = '\0';
+		if (f)
+			fclose(f);
+		if (!strncmp(line, "0 ", 2))	/* SYS_read */
+			return;
+		usleep(1000);
+	}
+	fail_msg("thread %d never slept in read()", tid);
+}
+
+/*
+ * The same with sigev_value 0, no pointer: the timer's function is held
+ * all the same.  It would run 200 ms after the dlclose, in unmapped
+ * code; disarmed by the fixup, the process lives on.
+ */
+static void timer_without_value_is_reported(void **state)
+{
+	struct itimerspec now;
+	void *h = load();
+	timer_t t;
+
+	(void)state;
+	assert_int_equal(((int (*)(timer_t *, long))sym(h, "mod_timer_in"))(&t, 200), 0);
+	EXPECT_DLCLOSE_HELD(h, "holder: timer", "armed, its SIGEV_THREAD function in",
+			    "unloaded after its destructors: disarmed", "hint: mod_on_timer");
+	assert_false(loaded());
+	usleep(400000);		/* past the expiry it would have had */
+	assert_int_equal(timer_gettime(t, &now), 0);
+	assert_true(!now.it_value.tv_sec && !now.it_value.tv_nsec);
+	timer_delete(t);
+}
+
+/*
+ * A thread still in its start routine: reported, with no fixup.  It
+ * sleeps in read() for the rest of the process (in libc, not in the
+ * module, once it is there): woken, it would run unmapped code.
+ */
 static void running_thread_is_reported(void **state)
 {
 	void *h = load();
-	void (*stop)(pthread_t) = sym(h, "mod_thread_stop");
 	pthread_t t;
 
 	(void)state;
 	assert_int_equal(((int (*)(pthread_t *))sym(h, "mod_thread"))(&t), 0);
-	EXPECT_DLCLOSE_HELD(h, "holder: thread", "running its start routine in",
-			    "hint: mod_routine");
-	stop(t);
-	unpin(h);
+	wait_in_read(((int (*)(void))sym(h, "mod_thread_tid"))());
+	EXPECT_HELD_AS("ODEBUG: dlclose held", "module_close_held", 0,
+		       assert_int_equal(module_close_held(h), 0),
+		       "object type: module_code", "holder: thread", "running its start routine in",
+		       "unloaded after its destructors: no fixup", "hint: mod_routine");
+	assert_false(loaded());
 }
 
 /*
@@ -150,9 +195,7 @@ static void opened_twice_reports_at_last_close(void **state)
 	assert_true(loaded());
 	EXPECT_DLCLOSE_HELD(again, "holder: key destructor", "(a value set in this thread) in",
 			    "hint: mod_destructor");
-	assert_true(loaded());
-	((int (*)(void))sym(again, "mod_key_delete"))();
-	unpin(again);
+	assert_false(loaded());
 }
 
 /* Opened RTLD_NODELETE: no dlclose() unloads it, so none is checked. */
@@ -190,6 +233,34 @@ static void released_first_unloads_silently(void **state)
 		assert_int_equal(dlclose(h), 0);
 	});
 	assert_false(loaded());
+}
+
+/*
+ * Each still set up at the dlclose, and released by the module's own
+ * destructor (handler restored, key deleted, thread joined, timer
+ * deleted), which runs inside that dlclose: nothing needs the code once
+ * it is unmapped, so the module unloads silently.
+ */
+static void released_by_its_destructor_unloads_silently(void **state)
+{
+	struct sigaction now;
+
+	(void)state;
+	EXPECT_SILENT({
+		void *h = load();
+		timer_t t;
+		pthread_t th;
+
+		assert_int_equal(((int (*)(int))sym(h, "mod_key"))(1), 0);
+		assert_int_equal(((int (*)(void))sym(h, "mod_handler"))(), 0);
+		assert_int_equal(((int (*)(timer_t *, void *))sym(h, "mod_timer"))(&t, &t), 0);
+		assert_int_equal(((int (*)(pthread_t *))sym(h, "mod_thread"))(&th), 0);
+		((void (*)(void))sym(h, "mod_release_at_unload"))();
+		assert_int_equal(dlclose(h), 0);
+	});
+	assert_false(loaded());
+	assert_int_equal(sigaction(SIGUSR1, NULL, &now), 0);
+	assert_ptr_equal(now.sa_handler, SIG_DFL);
 }
 
 /* A SIGEV_THREAD timer of the module that expired (one-shot) calls nothing more: unloads. */
@@ -260,14 +331,17 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(released_first_unloads_silently),
+		cmocka_unit_test(released_by_its_destructor_unloads_silently),
 		cmocka_unit_test(reloaded_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
 		cmocka_unit_test(key_destructor_is_reported),
 		cmocka_unit_test(signal_handler_is_reported),
 		cmocka_unit_test(timer_function_is_reported),
+		cmocka_unit_test(timer_without_value_is_reported),
 		cmocka_unit_test(expired_timer_unloads_silently),
-		cmocka_unit_test(running_thread_is_reported),
 		cmocka_unit_test(opened_twice_reports_at_last_close),
+		/* Its thread sleeps on in the process, one more thread from then on. */
+		cmocka_unit_test(running_thread_is_reported),
 		cmocka_unit_test(nodelete_is_silent),	/* last: the module stays */
 	};
 

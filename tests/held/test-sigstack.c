@@ -207,6 +207,57 @@ static void fork_child_is_silent(void **state)
 	});
 }
 
+/* Until the main thread (thread id = pid) is a zombie, as the kernel says. */
+static bool leader_is_zombie(void)
+{
+	char path[64], line[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)getpid());
+	f = fopen(path, "r");
+	p = f && fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	if (f)
+		fclose(f);
+	return p && p[1] == ' ' && p[2] == 'Z';
+}
+
+static void *free_once_leader_gone(void *p)
+{
+	for (int i = 0; i < 5000 && !leader_is_zombie(); i++)
+		usleep(1000);
+	if (!leader_is_zombie())
+		_exit(2);
+	free(p);
+	_exit(stats_delta().warnings ? 1 : 0);
+}
+
+/*
+ * The main thread installs a signal stack and leaves by pthread_exit():
+ * the process goes on, its leader a zombie on which no handler can run
+ * again (though tgkill(pid, pid, 0) still succeeds).  Another thread
+ * frees the stack: silent.
+ */
+static void leader_exited_stack_freed_is_silent(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	EXPECT_SILENT({
+		pid = fork();
+		if (pid == 0) {
+			pthread_t t;
+
+			stats_mark();
+			pthread_create(&t, NULL, free_once_leader_gone, install(SSLEN));
+			pthread_exit(NULL);
+		}
+		waitpid(pid, &status, 0);
+	});
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /*
  * A thread that installed a signal stack and returned from its start
  * routine holds it no more (the kernel drops it at the thread's exit),
@@ -295,6 +346,7 @@ int main(void)
 		cmocka_unit_test(thread_id_reused_after_pthread_exit_is_silent),
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(leader_exited_stack_freed_is_silent),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

@@ -215,6 +215,46 @@ static void fork_child_is_silent(void **state)
 	});
 }
 
+/*
+ * fcloseall() closes every stream, the one given a buffer and never used
+ * included: their buffers are the program's again (in a child, which
+ * keeps the suite's own streams out of it).  What was written reaches
+ * the file.
+ */
+static void fcloseall_ends_every_streams_hold(void **state)
+{
+	char line[8] = "";
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	(void)state;
+	EXPECT_SILENT({
+		pid = fork();
+		if (pid == 0) {
+			char *used = malloc(BUFLEN), *unused = malloc(BUFLEN);
+			FILE *w = fopen(path, "w"), *r = fopen("/dev/null", "r");
+
+			setvbuf(w, used, _IOFBF, BUFLEN);
+			setvbuf(r, unused, _IOFBF, BUFLEN);
+			fputs("x\n", w);
+			stats_mark();
+			fcloseall();
+			free(used);
+			free(unused);
+			_exit(stats_delta().warnings ? 1 : 0);
+		}
+		waitpid(pid, &status, 0);
+	});
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "x\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -223,6 +263,7 @@ int main(void)
 		cmocka_unit_test(released_first_is_silent),
 		cmocka_unit_test(reused_memory_held_again_is_silent),
 		cmocka_unit_test(fork_child_is_silent),
+		cmocka_unit_test(fcloseall_ends_every_streams_hold),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

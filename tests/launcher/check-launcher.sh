@@ -151,10 +151,31 @@ run "$tmp/script" 'a b' c
 [ "$rc" -eq 0 ] && [ "$out" = "script: ODEBUG=1 args: a b c" ] && ok "a #! script runs" ||
 	bad "script: status $rc, $out $err"
 
+# A script with no #! runs under /bin/sh, and LD_PRELOAD names libodebug
+# alone: never its own lines, even one naming a shared object that exists
+# (it would be preloaded into every process the script starts).
+cp "$lib" "$tmp/x.so"
+chmod 644 "$tmp/x.so"
+printf '%s || :\n"$1"\ngrep -c x.so /proc/self/maps\n' "$tmp/x.so" >"$tmp/noshebang"
+chmod +x "$tmp/noshebang"
+run "$tmp/noshebang" "$show"
+preload=$(printf '%s\n' "$out" | sed -n 's/^LD_PRELOAD=//p')
+maps=$(printf '%s\n' "$out" | tail -n 1)
+if [ "$preload" = "$want_lib" ] && [ "$maps" = 0 ] &&
+   ! printf '%s\n' "$err" | grep -q 'ld\.so'; then
+	ok "a script with no #!: its children preload libodebug only, no ld.so error"
+else
+	bad "a script with no #!: LD_PRELOAD '$preload', x.so mapped $maps times, stderr: $err"
+fi
+
 # --- what it refuses: one line, non-zero, the program never runs ---
 expect_refusal 127 'odebug: no-such-program-here: command not found' \
 	"not found in PATH" no-such-program-here
 expect_refusal 127 "odebug: $tmp/nothing: no such file" "no such file" "$tmp/nothing"
+# An empty name is no command, as a shell says: not a search of PATH.
+expect_refusal 127 "^odebug: '': command not found (an empty program name)\$" \
+	"an empty program name" ''
+expect_refusal 127 "^odebug: '': command not found" "an empty program name after --" -- ''
 cp "$show" "$tmp/noexec"
 chmod 644 "$tmp/noexec"
 expect_refusal 126 'not executable' "not executable" "$tmp/noexec"

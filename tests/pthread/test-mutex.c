@@ -70,6 +70,122 @@ static void free_of_mutex_held_by_another_thread_names_that_thread(void **state)
 	free(held_elsewhere);
 }
 
+/*
+ * A worker locks a mutex in the heap and sleeps in the kernel (a read of
+ * a pipe); another thread frees the mutex's memory.  glibc's owner word
+ * names the worker, alive: the report says it holds it, never that no
+ * live thread does.  The worker then leaves without touching the mutex.
+ */
+static int sleep_pipe[2];
+
+static void *hold_and_sleep(void *arg)
+{
+	char c;
+
+	pthread_mutex_lock(arg);
+	__atomic_store_n(&holder_tid, tid(), __ATOMIC_RELEASE);
+	if (read(sleep_pipe[0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+static void free_of_mutex_held_by_a_sleeping_thread_names_it_live(void **state)
+{
+	pthread_mutex_t *m = malloc(sizeof(*m));
+	char owner[64];
+	pthread_t t;
+	char *out;
+
+	(void)state;
+	pthread_mutex_init(m, NULL);
+	assert_int_equal(pipe(sleep_pipe), 0);
+	holder_tid = 0;
+	pthread_create(&t, NULL, hold_and_sleep, m);
+	while (!__atomic_load_n(&holder_tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(20000);	/* into its read() */
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d (", holder_tid);
+	stats_mark();
+	capture_start();
+	free(m);
+	out = capture_stop();
+	assert_int_equal(stats_delta().warnings, 1);
+	if (!strstr(out, "ODEBUG: free active") || !strstr(out, owner) ||
+	    strstr(out, "no live thread"))
+		fail_msg("want '%s', no 'no live thread', in:\n%s", owner, out);
+	free(out);
+	assert_int_equal(write(sleep_pipe[1], "g", 1), 1);
+	pthread_join(t, NULL);
+	close(sleep_pipe[0]);
+	close(sleep_pipe[1]);
+}
+
+/*
+ * The same once the main thread has left by pthread_exit(): the process
+ * goes on with a zombie leader, whose pid names no memory for the kernel
+ * any more.  In a child: a worker holds a heap mutex and sleeps, another
+ * frees it and checks its own report (the holder's id is the child's).
+ */
+static pthread_mutex_t *left_behind;
+static volatile int left_holder;
+
+static void *free_once_main_left(void *arg)
+{
+	char owner[64], *out;
+	bool ok;
+
+	(void)arg;
+	while (!__atomic_load_n(&left_holder, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	usleep(100000);		/* the main thread is gone, the holder in its read() */
+	snprintf(owner, sizeof(owner), "ODEBUG: held by thread %d (", left_holder);
+	capture_start();
+	free(left_behind);
+	out = capture_stop();
+	/* The holder named, and the culprit's frame (the map the kernel shows this thread). */
+	ok = strstr(out, "ODEBUG: free active") && strstr(out, owner) &&
+	     strstr(out, "object type: pthread_mutex") && !strstr(out, "held; ") &&
+	     strstr(out, "in free_once_main_left");
+	if (!ok)
+		printf("want '%s' in:\n%s", owner, out);
+	fflush(stdout);
+	_exit(ok ? 0 : 1);
+}
+
+static void *hold_for_the_child(void *arg)
+{
+	char c;
+
+	pthread_mutex_lock(arg);
+	__atomic_store_n(&left_holder, tid(), __ATOMIC_RELEASE);
+	if (read(sleep_pipe[0], &c, 1) != 1)
+		return NULL;
+	return NULL;
+}
+
+static void holder_is_named_after_the_main_thread_left(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	if (pid == 0) {
+		pthread_t a, b;
+
+		left_behind = malloc(sizeof(*left_behind));
+		pthread_mutex_init(left_behind, NULL);
+		if (pipe(sleep_pipe))
+			_exit(2);
+		pthread_create(&a, NULL, hold_for_the_child, left_behind);
+		pthread_create(&b, NULL, free_once_main_left, NULL);
+		pthread_exit(NULL);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void munmap_and_realloc_of_held_mutex_are_free_active(void **state)
 {
 	pthread_mutex_t *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
@@ -256,7 +372,8 @@ static void trylock_failures_are_silent(void **state)
 	 * kept in the tracker, which still says held.
 	 */
 	if (strstr(getenv("ODEBUG_OPTIONS") ? getenv("ODEBUG_OPTIONS") : "", "origins=1"))
-		EXPECT_REPORT(free(held_elsewhere), "ODEBUG: free active");
+		EXPECT_REPORT(free(held_elsewhere), "ODEBUG: free active",
+			      "name no live thread of this process as its holder (it exited holding it");
 	else
 		EXPECT_SILENT(free(held_elsewhere));
 }
@@ -401,6 +518,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(free_of_held_mutex_is_free_active_with_owner),
 		cmocka_unit_test(free_of_mutex_held_by_another_thread_names_that_thread),
+		cmocka_unit_test(free_of_mutex_held_by_a_sleeping_thread_names_it_live),
+		cmocka_unit_test(holder_is_named_after_the_main_thread_left),
 		cmocka_unit_test(munmap_and_realloc_of_held_mutex_are_free_active),
 		cmocka_unit_test(thread_exit_with_held_stack_mutex_is_free_active),
 		cmocka_unit_test(init_of_held_mutex_is_init_active),
