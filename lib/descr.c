@@ -83,6 +83,14 @@ static struct odebug_descr_entry *find(const struct debug_obj_descr *d)
 	return NULL;
 }
 
+/* @d's slot, or -1 when no tracker of it was ever made (stats-types.c). */
+int odebug_descr_slot(const struct debug_obj_descr *d)
+{
+	struct odebug_descr_entry *e = find(d);
+
+	return e ? (int)(e - odebug_descr_entries) : -1;
+}
+
 /*
  * Register @d (live: the caller just passed it in), called where a tracker
  * is made.  Returns its slot, or -1 when the registry is full.

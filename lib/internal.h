@@ -291,6 +291,12 @@ void odebug_report_active_objects(void);
 
 /* "descr.c": the descriptor registry; descriptors whose module may be gone */
 int odebug_descr_note_slow(const struct debug_obj_descr *d);
+int odebug_descr_slot(const struct debug_obj_descr *d);
+
+/* "stats-types.c": print_stats=1's table per type (counts: tracker.h) */
+void odebug_types_reported(const struct debug_obj_descr *d);
+void odebug_types_forget(const struct debug_obj_descr *d);
+void odebug_types_print(int fd);
 extern ODEBUG_HIDDEN ODEBUG_TLS const struct debug_obj_descr *odebug_descr_last;
 extern ODEBUG_HIDDEN ODEBUG_TLS int odebug_descr_last_slot;
 extern ODEBUG_HIDDEN ODEBUG_TLS unsigned int odebug_descr_last_epoch;

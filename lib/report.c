@@ -565,6 +565,8 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	odebug_inc(&odebug_warnings);
 	if (o->descr == odebug_quiet_descr && !o->type_name)
 		return;
+	if (odebug_opt.print_stats && !(o->flags & ODEBUG_SNAP_UNLOADED))
+		odebug_types_reported(o->descr);	/* the table per type at exit */
 	/* A tracker's descriptor: its module may be gone (a copied name is not). */
 	if (!resolved.name && !resolved.type_name)
 		odebug_descr_resolve(&resolved);
@@ -794,8 +796,11 @@ static void exit_output(bool whole)
 	    odebug_opt.report_active_at_exit)
 		odebug_report_active_objects();
 	write_summary();
-	if (whole && odebug_opt.print_stats)
+	if (whole && odebug_opt.print_stats) {
 		debug_objects_print_stats(2);
+		if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
+			odebug_types_print(2);
+	}
 	if (whole || odebug_load(&odebug_warnings) != inherited_warnings)
 		output_at = odebug_load(&odebug_warnings);
 }

@@ -172,6 +172,7 @@ out:
 	debug_object_free(&obj, &descr_type_test);
 	odebug_quiet_descr = NULL;
 	odebug_stats_restore(&saved);
+	odebug_types_forget(&descr_type_test);
 	/*
 	 * Leave no tracker cached either: a program that never tracks an
 	 * object then keeps the free() fast path (nothing out of the pool),

@@ -279,9 +279,24 @@ static inline bool odebug_tracker_move_busy(struct odebug_tracker *t, uint64_t w
 extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;
 void odebug_rwlock_seals_break(void);
 
+/*
+ * print_stats=1's count per type (stats-types.c): a tracker of the word
+ * @w's descriptor entered (+1) or left (-1) the table.  One predictable
+ * branch otherwise.
+ */
+void odebug_types_count(unsigned int slot, int delta);
+static inline void odebug_types_note(uint64_t w, int delta)
+{
+	if (unlikely(odebug_opt.print_stats))
+		odebug_types_count(odebug_word_slot(w), delta);
+}
+
 static inline void odebug_tracker_left(uint64_t w)
 {
 	const uint64_t low = ((uint64_t)1 << ODEBUG_ADDR_SHIFT) - 1;
+
+	if (odebug_word_state(w) != ODEBUG_WORD_FREED && odebug_word_state(w) != ODEBUG_WORD_RETIRED)
+		odebug_types_note(w, -1);
 
 	if (unlikely(((w | 1 | ODEBUG_WORD_BUSY) & low) ==
 		     ((odebug_load(&odebug_rwlock_key) | ODEBUG_WORD_BUSY) & low)))
@@ -347,6 +362,7 @@ static inline void odebug_tracker_make(struct odebug_tracker *t, uintptr_t addr,
 				       unsigned int slot, enum debug_obj_state state)
 {
 	__atomic_store_n(&t->word, odebug_word(addr, slot, state), __ATOMIC_RELAXED);
+	odebug_types_note(odebug_word(addr, slot, state), 1);
 }
 
 /*
@@ -358,6 +374,7 @@ static inline void odebug_tracker_set_tracked(struct odebug_tracker *t, uintptr_
 					      unsigned int slot, enum debug_obj_state state)
 {
 	__atomic_store_n(&t->word, odebug_word(addr, slot, state), __ATOMIC_RELEASE);
+	odebug_types_note(odebug_word(addr, slot, state), 1);
 }
 
 /*

@@ -234,6 +234,15 @@ static void child(const char *name)
 		deactivate(objs[0]);		/* three other lines */
 		deactivate_elsewhere(objs[1]);
 		deactivate_third(objs[2]);
+	} else if (!strcmp(name, "types")) {
+		/* test_bare: 3 tracked at most, 1 left and active, 1 report. */
+		for (i = 0; i < 3; i++)
+			debug_object_init(objs[i], &bare_descr);
+		debug_object_activate(objs[0], &bare_descr);
+		debug_object_free(objs[1], &bare_descr);
+		debug_object_free(objs[2], &bare_descr);
+		deactivate(objs[3]);		/* untracked: the report */
+		debug_object_init(objs[4], &other_descr);	/* test_other: 1, 0, 1, 0 */
 	} else if (!strcmp(name, "callers")) {
 		for (i = 0; i < 3; i++)
 			at_depth(i, deactivate, objs[i]);	/* one line, three callers */
@@ -527,6 +536,25 @@ static void print_stats_adds_distinct_and_printed(void **state)
 	free(out);
 }
 
+static void print_stats_adds_a_table_per_type(void **state)
+{
+	int status;
+	char *out = run(&status, "types", "print_stats=1");
+
+	(void)state;
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: type                  tracked   active     most  reports"), 1);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: test_bare                   1        1        3        1"), 1);
+	assert_int_equal(count_lines_with(out,
+		"ODEBUG: test_other                  1        0        1        0"), 1);
+	assert_int_equal(count_lines_with(out, "ODEBUG: selftest"), 0);
+	free(out);
+	out = run(&status, "types", "print_stats=0");
+	assert_int_equal(count_lines_with(out, "tracked   active"), 0);
+	free(out);
+}
+
 static void a_full_table_counts_new_causes_as_distinct(void **state)
 {
 	int status;
@@ -560,6 +588,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(json_summary_has_exact_counts),
 		cmocka_unit_test(a_full_table_counts_new_causes_as_distinct),
 		cmocka_unit_test(print_stats_adds_distinct_and_printed),
+		cmocka_unit_test(print_stats_adds_a_table_per_type),
 	};
 	char cmd[128];
 	int rc;

@@ -22,8 +22,10 @@ opts="check_pthread=0:check_sem=0:check_held=0:print_stats=1"
 # the module tracked there (objs_allocated: only libevent events are
 # tracked, check_pthread, check_sem and check_held off).
 stats='^[a-z_]* *: [0-9]*$'
+# print_stats's table per type: its heading and rows are no report.
+types='^ODEBUG: \(type  *tracked  *active  *most  *reports\|[a-z_0-9]*\( *[0-9][0-9]*\)\{4\}\)$'
 events() {
-	if grep -q '^ODEBUG' "$1" || grep -v "$stats" "$1" | grep -q .; then
+	if grep -v "$types" "$1" | grep -q '^ODEBUG' || grep -v "$stats" "$1" | grep -v "$types" | grep -q .; then
 		sed 's/^/    /' "$1" | head -20 >&2
 		echo 0
 	else
