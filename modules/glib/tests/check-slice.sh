@@ -2,8 +2,8 @@
 # g_slice memory under the odebug launcher: a source's data freed with
 # g_slice_free1() while attached is reported at the culprit (GLib before
 # 2.76 releases g_slice memory with free() only under G_SLICE=always-malloc,
-# which the launcher sets), and the fixup removes the source (it never
-# fires after).  A G_SLICE the user set is left as given.
+# which the launcher sets), and after the fixup the program's callback
+# never runs.  A G_SLICE the user set is left as given.
 # usage: check-slice.sh LAUNCHER SLICE
 set -u
 launcher=$1 prog=$2
@@ -20,7 +20,7 @@ for want in 'ODEBUG: free active' 'object type: glib_source_data hint: on_timeou
 done
 if [ "$(printf '%s\n' "$err" | grep -c 'ODEBUG: free active')" = 1 ] &&
    [ "$out" = "timeouts after the free: 0" ]; then
-	echo "ok: one report, the source removed: $out"
+	echo "ok: one report, no callback after it: $out"
 else
 	echo "FAIL: want one report and no timeout after the free; stdout: $out"; failed=1
 fi

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GLib module (modules/glib/glib-odebug.c), preloaded before GLib:
+ * The GLib module (modules/glib/glib-odebug.c), loaded by libodebug
+ * (module_path) or, with the argument "preload", preloaded before GLib:
  * the data pointer of a source still attached, freed with free(),
  * g_free() or the last g_object_unref(), is reported at the free naming
- * the culprit, and the fixup destroys the sources holding it so the loop
- * runs on without calling them; every order GLib's documentation gives is
- * silent.
+ * the culprit and (loaded) the sources holding it, and the fixup keeps
+ * the sources without ever calling the program's function or notify
+ * again, so the program's own later g_source_remove() still works; every
+ * order GLib's documentation gives is silent, a source destroyed or given
+ * another callback during its own dispatch included.  GLib's warnings and
+ * criticals are fatal here: the fixup must make GLib say nothing.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <sys/wait.h>
 #include <glib.h>
 #include <glib-object.h>
 
@@ -35,6 +40,14 @@ static void spin(int ms)
 		g_main_context_iteration(NULL, FALSE);
 }
 
+/* Run it until @want callbacks ran (at most 5 s: a loaded machine), then @ms more. */
+static void spin_until(int want, int ms)
+{
+	for (int i = 0; i < 5000 && ncb < want; i++)
+		spin(1);
+	spin(ms);
+}
+
 /* The culprits. */
 static NOINLINE void conn_free(struct conn *c) { free(c); }
 static NOINLINE void conn_gfree(struct conn *c) { g_free(c); }
@@ -48,7 +61,7 @@ static NOINLINE void stack_data_round(void)
 
 	ncb = 0;
 	id = g_timeout_add(1, on_tick, &c);
-	spin(5);
+	spin_until(1, 0);
 	g_source_remove(id);
 	assert_true(ncb > 0);
 }
@@ -78,36 +91,67 @@ static void kept_trackers_are_silent(void **state)
 	});
 }
 
-/* A timeout's data freed while attached: reported; the source is gone, its callback never runs. */
-static void timeout_data_freed_is_reported_and_removed(void **state)
+/*
+ * A timeout's data freed while attached: reported; the source stays, its
+ * dispatches call nothing of the program's (and GLib does not warn of a
+ * missing callback), and the program's own g_source_remove() succeeds.
+ */
+static void timeout_data_freed_is_reported_and_never_called(void **state)
 {
 	struct conn *c = malloc(sizeof(*c));
+	guint id;
 
 	(void)state;
 	ncb = 0;
-	g_timeout_add(1, on_tick, c);
+	id = g_timeout_add(1, on_tick, c);
 	EXPECT_FREE_REPORT("conn_free", 1, conn_free(c),
 			   "object type: glib_source_data hint: on_tick");
 	spin(20);
 	assert_int_equal(ncb, 0);
+	assert_true(g_source_remove(id));
 }
 
-/* g_idle_add_full with a notify: the fixup destroys the source without the notify (no double free). */
+/* The program frees the data, then removes the source at once: the fixup left it to remove. */
+static void freed_then_removed_at_once_is_no_critical(void **state)
+{
+	struct conn *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	guint t, i;
+
+	(void)state;
+	ncb = 0;
+	t = g_timeout_add_seconds(30, on_tick, a);
+	i = g_idle_add(on_tick, b);
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(a), "object type: glib_source_data");
+	assert_true(g_source_remove(t));
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(b), "object type: glib_source_data");
+	assert_true(g_source_remove(i));
+	spin(10);
+	assert_int_equal(ncb, 0);
+}
+
+/*
+ * g_idle_add_full with a notify: never called, nor the notify (no double
+ * free); the idle, ready at every iteration, ends at its next dispatch
+ * instead of spinning the loop.
+ */
 static void idle_data_gfreed_is_reported_without_notify(void **state)
 {
 	struct conn *c = g_malloc(sizeof(*c));
+	guint id;
 
 	(void)state;
 	ncb = notified = 0;
-	g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, on_tick, c, count_notify);
+	id = g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, on_tick, c, count_notify);
 	EXPECT_FREE_REPORT("conn_gfree", 1, conn_gfree(c), "object type: glib_source_data");
-	spin(10);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
 	assert_int_equal(ncb, 0);
 	assert_int_equal(notified, 0);
+	assert_null(g_main_context_find_source_by_id(NULL, id));
 }
 
-/* Two sources, one data pointer: one report, both destroyed. */
-static void shared_data_one_report_both_removed(void **state)
+/* Two sources, one data pointer: one report, neither calls the program, the timeout kept. */
+static void shared_data_one_report_neither_called(void **state)
 {
 	struct conn *c = malloc(sizeof(*c));
 	GSource *s = g_timeout_source_new(1);
@@ -120,23 +164,123 @@ static void shared_data_one_report_both_removed(void **state)
 	EXPECT_FREE_REPORT("conn_free", 1, conn_free(c), "object type: glib_source_data");
 	spin(20);
 	assert_int_equal(ncb, 0);
-	assert_true(g_source_is_destroyed(s));
+	assert_false(g_source_is_destroyed(s));
+	g_source_destroy(s);
 	g_source_unref(s);
+}
+
+static gboolean on_io(GIOChannel *ch, GIOCondition cond, gpointer data)
+{
+	(void)ch;
+	(void)cond;
+	(void)data;
+	ncb++;
+	return G_SOURCE_CONTINUE;
+}
+
+static void on_child(GPid pid, gint status, gpointer data)
+{
+	(void)pid;
+	(void)status;
+	(void)data;
+	ncb++;
+}
+
+/*
+ * An IO watch and a child watch: GLib calls their callbacks with other
+ * arguments; after the fixup neither calls the program, GLib does not
+ * warn, and both end at their dispatch (the readable pipe would keep an
+ * IO watch ready; a child watch always ends).
+ */
+static void io_and_child_watch_data_freed_are_never_called(void **state)
+{
+	struct conn *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b));
+	int fd[2];
+	guint io, child;
+	GIOChannel *ch;
+	pid_t pid;
+
+	(void)state;
+	ncb = 0;
+	assert_int_equal(pipe(fd), 0);
+	ch = g_io_channel_unix_new(fd[0]);
+	io = g_io_add_watch(ch, G_IO_IN, on_io, a);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	child = g_child_watch_add(pid, on_child, b);
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(a), "object type: glib_source_data hint: on_io");
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(b),
+			   "object type: glib_source_data hint: on_child");
+	assert_int_equal(write(fd[1], "x", 1), 1);
+	for (int i = 0; i < 2000 && (g_main_context_find_source_by_id(NULL, io) ||
+				     g_main_context_find_source_by_id(NULL, child)); i++)
+		spin(1);
+	assert_null(g_main_context_find_source_by_id(NULL, io));
+	assert_null(g_main_context_find_source_by_id(NULL, child));
+	assert_int_equal(ncb, 0);
+	g_io_channel_unref(ch);
+	close(fd[0]);
+	close(fd[1]);
+}
+
+/* The report's holder line: each source holding the data, by id, name, callback and context. */
+static void holder_line_names_the_sources(void **state)
+{
+	struct conn *c = malloc(sizeof(*c)), *d = malloc(sizeof(*d)), *e = malloc(sizeof(*e));
+	GSource *s = g_timeout_source_new(60000);
+	GMainContext *ctx = g_main_context_default();
+	char line[320];
+	guint id[3];
+
+	(void)state;
+	g_source_set_name(s, "conn-timer");
+	g_source_set_callback(s, on_tick, c, NULL);
+	id[0] = g_source_attach(s, NULL);
+	snprintf(line, sizeof(line),
+		 "ODEBUG: holder: GLib source %u \"conn-timer\" (callback %p, context %p)\n", id[0],
+		 (void *)on_tick, (void *)ctx);
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(c), line);
+	assert_true(g_source_remove(id[0]));
+	g_source_unref(s);
+
+	/* Two holders, both named (the latest first); a third is counted. */
+	id[0] = g_timeout_add(60000, on_tick, d);
+	id[1] = g_timeout_add(60000, on_tick, d);
+	snprintf(line, sizeof(line),
+		 "ODEBUG: holder: GLib source %u (callback %p, context %p); source %u (callback %p, "
+		 "context %p)\n", id[1], (void *)on_tick, (void *)ctx, id[0], (void *)on_tick,
+		 (void *)ctx);
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(d), line);
+	assert_true(g_source_remove(id[0]));
+	assert_true(g_source_remove(id[1]));
+	id[0] = g_timeout_add(60000, on_tick, e);
+	id[1] = g_timeout_add(60000, on_tick, e);
+	id[2] = g_timeout_add(60000, on_tick, e);
+	snprintf(line, sizeof(line), "ODEBUG: holder: GLib source %u (callback %p, context %p); "
+		 "source %u (callback %p, context %p); and 1 more\n", id[2], (void *)on_tick,
+		 (void *)ctx, id[1], (void *)on_tick, (void *)ctx);
+	EXPECT_FREE_REPORT("conn_free", 1, conn_free(e), line);
+	for (int i = 0; i < 3; i++)
+		assert_true(g_source_remove(id[i]));
 }
 
 /* A GObject whose last reference goes while a timeout holds it (g_slice through malloc). */
 static void gobject_unref_to_zero_is_reported(void **state)
 {
 	GObject *o = g_object_new(G_TYPE_OBJECT, NULL);
+	guint id;
 
 	(void)state;
 	if (!g_getenv("G_SLICE") || !strstr(g_getenv("G_SLICE"), "always-malloc"))
 		skip();
 	ncb = 0;
-	g_timeout_add(1, on_tick, o);
+	id = g_timeout_add(1, on_tick, o);
 	EXPECT_FREE_REPORT("conn_unref", 1, conn_unref(o), "object type: glib_source_data");
 	spin(20);
 	assert_int_equal(ncb, 0);
+	assert_true(g_source_remove(id));
 }
 
 static gboolean once(gpointer data) { (void)data; ncb++; return G_SOURCE_REMOVE; }
@@ -183,9 +327,57 @@ static void removed_or_finished_then_freed_is_silent(void **state)
 		g_idle_add(once, e);
 		g_timeout_add(1, once_free, malloc(sizeof(struct conn)));
 		g_timeout_add(1, twice_then_free, f);
-		spin(30);
+		spin_until(3, 10);
 		free(e);
 		assert_int_equal(ncb, 3);
+	});
+}
+
+/* Callbacks that end their own source, then free their data in the same dispatch. */
+static gboolean destroy_self_then_free(gpointer data)
+{
+	ncb++;
+	g_source_destroy(g_main_current_source());
+	free(data);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean remove_own_id_then_gfree(gpointer data)
+{
+	ncb++;
+	g_source_remove(g_source_get_id(g_main_current_source()));
+	g_free(data);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean replace_self_then_free(gpointer data)
+{
+	ncb++;
+	g_source_set_callback(g_main_current_source(), once, NULL, NULL);
+	free(data);
+	return G_SOURCE_CONTINUE;
+}
+
+/*
+ * A source that lets its callback go during its own dispatch
+ * (g_source_destroy, g_source_remove of its own id, another callback set)
+ * no longer holds the data: the callback's free after it is silent.
+ */
+static void let_go_during_own_dispatch_then_freed_is_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		GSource *s = g_timeout_source_new(1);
+
+		ncb = 0;
+		g_source_set_callback(s, destroy_self_then_free, malloc(sizeof(struct conn)), NULL);
+		g_source_attach(s, NULL);
+		g_timeout_add(1, remove_own_id_then_gfree, g_new0(struct conn, 1));
+		g_idle_add(replace_self_then_free, malloc(sizeof(struct conn)));
+		spin_until(4, 10);
+		assert_int_equal(ncb, 4);	/* the replaced one ran once() after */
+		assert_true(g_source_is_destroyed(s));
+		g_source_unref(s);
 	});
 }
 
@@ -258,19 +450,28 @@ static void threads_are_silent(void **state)
 	});
 }
 
-int main(void)
+/* argv[1] "preload": the module is libodebug-glib-preload.so in LD_PRELOAD. */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(timeout_data_freed_is_reported_and_removed),
+		cmocka_unit_test(timeout_data_freed_is_reported_and_never_called),
+		cmocka_unit_test(freed_then_removed_at_once_is_no_critical),
 		cmocka_unit_test(idle_data_gfreed_is_reported_without_notify),
-		cmocka_unit_test(shared_data_one_report_both_removed),
+		cmocka_unit_test(shared_data_one_report_neither_called),
+		cmocka_unit_test(io_and_child_watch_data_freed_are_never_called),
 		cmocka_unit_test(gobject_unref_to_zero_is_reported),
 		cmocka_unit_test(removed_or_finished_then_freed_is_silent),
+		cmocka_unit_test(let_go_during_own_dispatch_then_freed_is_silent),
 		cmocka_unit_test(notify_replace_and_by_user_data_are_silent),
 		cmocka_unit_test(non_pointers_are_not_held),
 		cmocka_unit_test(kept_trackers_are_silent),
 		cmocka_unit_test(threads_are_silent),
+		/* Last: libodebug calls describe only for a module it loaded. */
+		cmocka_unit_test(holder_line_names_the_sources),
 	};
+	bool preloaded = argc > 1 && !strcmp(argv[1], "preload");
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING);
+	return _cmocka_run_group_tests("test-module-glib", tests,
+				       sizeof(tests) / sizeof(tests[0]) - preloaded, NULL, NULL);
 }
