@@ -41,6 +41,7 @@
  * the bufferevent is enabled is not checked.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdint.h>
 #include <event2/event.h>
 #include <event2/event_struct.h>
@@ -203,12 +204,15 @@ static bool event_describe(const struct debug_obj_descr *descr, void *addr, char
  */
 static void track(struct event *ev)
 {
+	int saved = errno;	/* libevent's, for the caller */
+
 	if (!layout_ok)
 		return;
 	if (debug_object_on_stack(ev) &&
 	    debug_object_get_state(ev) == ODEBUG_STATE_NOTAVAILABLE)
 		debug_object_init_on_stack(ev, &event_descr);
 	debug_object_rearm(ev, &event_descr);
+	errno = saved;
 }
 
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
