@@ -200,24 +200,25 @@ lookup_or_alloc(struct odebug_bucket *b, void *addr,
  * activate and assert_init: lock @addr's bucket and find its tracker, or
  * make one for a statically initialised object.  Usually it is tracked
  * already, so the pool is filled (which may take its lock) only when a
- * tracker is about to be made.  Returns the tracker with the bucket locked
- * (*@bp), or NULL unlocked: *@miss is MISS_UNTRACKED, or a miss that
- * could not be handled.
+ * tracker is about to be made (*@made says so).  Returns the tracker with
+ * the bucket locked (*@bp), or NULL unlocked: *@miss is MISS_UNTRACKED, or
+ * a miss that could not be handled.
  */
 static struct odebug_tracker *
 find_or_alloc_static(void *addr, const struct debug_obj_descr *descr,
-		     struct odebug_bucket **bp, enum miss *miss, struct stack_note *note)
+		     struct odebug_bucket **bp, enum miss *miss, struct stack_note *note,
+		     bool *made)
 {
 	struct odebug_bucket *b = lock_bucket(addr);
 	struct odebug_tracker *t = odebug_lookup(b, (uintptr_t)addr);
-	bool made = false;
 
+	*made = false;
 	while (!t) {
 		unlock_bucket(b);
 		odebug_pool_fill();
 		odebug_stack_prepare();
 		b = lock_bucket(addr);
-		t = lookup_or_alloc(b, addr, descr, false, true, miss, note, &made);
+		t = lookup_or_alloc(b, addr, descr, false, true, miss, note, made);
 		if (t)
 			break;
 		unlock_bucket(b);
@@ -374,13 +375,16 @@ activate_slow(void *addr, const struct debug_obj_descr *descr, bool rearm)
 	enum miss miss;
 	uint32_t origin = 0;
 	uint64_t w;
-	bool fixed;
+	bool fixed, made;
 
 	if (unlikely(odebug_opt.origins))
 		origin = odebug_origin_here();
 restart:
-	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
+	t = find_or_alloc_static(addr, descr, &b, &miss, &note, &made);
 	if (t) {
+		/* A static object is initialised, as far as we know, where it is first used. */
+		if (made)
+			odebug_tracker_set_origin(t, ODEBUG_ORIGIN_INIT, origin);
 again:
 		switch ((state = odebug_tracker_read(t, &w))) {
 		case ODEBUG_STATE_INIT:
@@ -601,11 +605,12 @@ ODEBUG_EXPORT void debug_object_assert_init(void *addr, const struct debug_obj_d
 	struct odebug_bucket *b;
 	struct odebug_tracker *t;
 	enum miss miss;
+	bool made;
 
 	if (!odebug_on() || bad_call(addr, descr, "debug_object_assert_init"))
 		return;
 	odebug_check_returned();
-	t = find_or_alloc_static(addr, descr, &b, &miss, &note);
+	t = find_or_alloc_static(addr, descr, &b, &miss, &note, &made);
 	if (t) {
 		unlock_bucket(b);
 		print_note(addr, &note);

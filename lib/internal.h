@@ -266,6 +266,7 @@ struct odebug_unload {
 		uintptr_t addr;
 		const struct debug_obj_descr *descr;	/* compared, never read after */
 		char name[48];
+		bool released;		/* its module's word, read while mapped */
 	} objs[ODEBUG_UNLOAD_OBJS];
 };
 void odebug_unload_before(struct odebug_unload *u);

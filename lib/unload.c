@@ -117,13 +117,19 @@ void odebug_unload_before(struct odebug_unload *u)
 		u->any = true;
 		odebug_table_visit(u->lo[i], u->hi[i], copy_bucket, u);
 	}
-	/* The descriptors are still mapped: copy their names now, unlocked. */
+	/*
+	 * The descriptors are still mapped: copy their names now, unlocked.
+	 * The objects too: an annotation module's word on each (released())
+	 * is taken now, its memory still there to read.
+	 */
 	for (i = 0; i < u->nobjs; i++) {
 		const char *name = u->objs[i].descr->name;
 		size_t len = strnlen(name, sizeof(u->objs[i].name) - 1);
 
 		memcpy(u->objs[i].name, name, len);
 		u->objs[i].name[len] = '\0';
+		u->objs[i].released = odebug_modules_released(u->objs[i].descr,
+							      (void *)u->objs[i].addr, false);
 	}
 }
 
@@ -138,9 +144,12 @@ static bool describe_unloaded(struct odebug_snapshot *o, void *arg)
 	for (i = 0; i < u->nobjs; i++)
 		if (u->objs[i].addr == o->addr && u->objs[i].descr == o->descr) {
 			o->type_name = u->objs[i].name;
-			break;
+			return !u->objs[i].released;
 		}
-	if (i == u->nobjs && u->more)
+	/* Not asked before the unload: a module with no record of its own stays silent. */
+	if (odebug_modules_released(o->descr, (void *)o->addr, true))
+		return false;
+	if (u->more)
 		o->type_name = "(unknown: too many objects to copy)";
 	return true;
 }

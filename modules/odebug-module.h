@@ -46,12 +46,14 @@ struct odebug_module {
 	/*
 	 * Optional: asked before an ACTIVE object of one of the module's
 	 * descriptors is reported (its memory released, its frame returned,
-	 * or at exit), so that liveness is the served library's word and
-	 * not a mirror of it: true when the library no longer holds the
-	 * object (the tracker then goes silently); false when it still
-	 * does, when @descr is not the module's, or when it cannot tell
-	 * and @gone (the object's bytes may already be reused) says its
-	 * own record must decide.  Same context as describe: reads only.
+	 * its module unloaded, or at exit), so that liveness is the served
+	 * library's word and not a mirror of it: true when the library no
+	 * longer holds the object (the tracker then goes silently); false
+	 * when it still does, or when @descr is not the module's.  With
+	 * @gone true the object's bytes may already be reused or unmapped:
+	 * nothing of them may be read, the module answers from its own
+	 * record, and one with no record says true (where it cannot tell,
+	 * nothing is reported).  Same context as describe: reads only.
 	 */
 	bool (*released)(const struct debug_obj_descr *descr, void *addr, bool gone);
 };

@@ -42,6 +42,24 @@ __attribute__((noinline)) void sinks_arm(struct timer *t)
 	__asm__ volatile("" ::: "memory");
 }
 
+/* A descriptor whose objects are tracked by their first activate. */
+static bool always_static(void *addr)
+{
+	(void)addr;
+	return true;
+}
+
+static const struct debug_obj_descr static_timer_descr = {
+	.name = "sinks_static_timer", .debug_hint = hint, .is_static_object = always_static,
+};
+
+__attribute__((noinline)) void sinks_arm_static(struct timer *t);
+__attribute__((noinline)) void sinks_arm_static(struct timer *t)
+{
+	debug_object_activate(t, &static_timer_descr);
+	__asm__ volatile("" ::: "memory");
+}
+
 __attribute__((noinline)) void sinks_culprit(struct timer *t);
 __attribute__((noinline)) void sinks_culprit(struct timer *t)
 {
@@ -58,6 +76,16 @@ static void one_report(void)
 	sinks_culprit(t);
 }
 
+/* An object tracked by its first activate, freed active. */
+static void static_report(void)
+{
+	struct timer *t = calloc(1, sizeof(*t));
+
+	t->fn = sinks_callback;
+	sinks_arm_static(t);
+	sinks_culprit(t);
+}
+
 static void atexit_note(void)
 {
 	fprintf(stderr, "atexit ran\n");
@@ -67,6 +95,8 @@ static void child(const char *name)
 {
 	if (!strcmp(name, "one")) {
 		one_report();
+	} else if (!strcmp(name, "static")) {
+		static_report();
 	} else if (!strcmp(name, "two")) {
 		one_report();
 		fprintf(stderr, "after first\n");

@@ -37,10 +37,27 @@ static void origins_print_where_the_object_came_from(void **state)
 	free(out);
 }
 
+/* An object tracked by its first activate was initialised there, as far as is known. */
+static void static_object_is_initialised_where_first_activated(void **state)
+{
+	int status;
+	char *out = run(&status, "static", "origins=1");
+	char *init_at = strstr(out, "ODEBUG: object initialised at:\n    #0 ");
+	char *act_at = strstr(out, "ODEBUG: object activated at:\n    #0 ");
+
+	(void)state;
+	assert_non_null(init_at);
+	assert_non_null(act_at);
+	assert_non_null(strstr(init_at, " in sinks_arm_static+"));
+	assert_non_null(strstr(act_at, " in sinks_arm_static+"));
+	free(out);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(origins_print_where_the_object_came_from),
+		cmocka_unit_test(static_object_is_initialised_where_first_activated),
 	};
 
 	return run_scenario_tests(argc, argv, "origins", tests, sizeof(tests) / sizeof(tests[0]));

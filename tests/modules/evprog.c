@@ -6,9 +6,11 @@
  * it; the correct patterns end the same way without the misuse.  Every
  * scenario ends by running the loop once and printing "end N" (N: the
  * events still pending in the base, 0 when the fixup removed the freed
- * one; libevent's own events not counted).
+ * one; libevent's own events not counted).  What the program reads back
+ * from libevent that is not its own is printed as a "wrong:" line.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,11 @@ struct conn {
 };
 
 static struct timeval soon = { 0, 1000 }, later = { 60, 0 };
+static int pending_before;	/* libevent's own events in the base */
+
+void evtail_readd(evutil_socket_t fd, short what, void *arg);	/* evtail.c */
+
+#define CHECK(cond)	do { if (!(cond)) printf("wrong: %s\n", #cond); } while (0)
 
 static void on_event(evutil_socket_t fd, short what, void *arg)
 {
@@ -110,6 +117,19 @@ void drop_readded_oneshot(struct event_base *base)
 	free(c);
 }
 
+/* A one-shot event re-added by a tail call at the end of its callback. */
+void drop_readded_by_tail_call(struct event_base *base);
+void drop_readded_by_tail_call(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+
+	event_assign(&c->ev, base, -1, 0, evtail_readd, &c->ev);
+	event_add(&c->ev, &soon);
+	event_base_loop(base, EVLOOP_ONCE);	/* fires: the callback adds it again */
+	CHECK(event_pending(&c->ev, EV_TIMEOUT, NULL));
+	free(c);
+}
+
 /* Correct patterns. */
 static void del_then_free(struct event_base *base)
 {
@@ -174,6 +194,138 @@ static void internal_events(struct event_base *base)
 	event_base_loop(base, EVLOOP_ONCE);	/* the once-event fires */
 }
 
+/* What the callbacks and finalizers were given. */
+static void *fired_arg[4];
+static int nfired, nfinal;
+static struct event *final_ev[2];
+static void *final_arg[2];
+
+static void on_fire(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	if (nfired < 4)
+		fired_arg[nfired++] = arg;
+}
+
+static void on_final(struct event *ev, void *arg)
+{
+	if (nfinal < 2) {
+		final_ev[nfinal] = ev;
+		final_arg[nfinal++] = arg;
+	}
+}
+
+/* The finalizer of an event inside a struct conn frees the conn. */
+static void on_final_free(struct event *ev, void *arg)
+{
+	on_final(ev, arg);
+	free(arg);
+}
+
+/* event_base_foreach_event(): the program's callback and argument. */
+static int count_mine(const struct event_base *b, const struct event *e, void *arg)
+{
+	(void)b;
+	if (event_get_callback(e) == on_fire && event_get_callback_arg(e) != e)
+		(*(int *)arg)++;
+	else if (event_get_callback(e) == on_fire)
+		(*(int *)arg) += 100;	/* event_self_cbarg() */
+	return 0;
+}
+
+static bool fired(const void *arg)
+{
+	int i;
+
+	for (i = 0; i < nfired; i++)
+		if (fired_arg[i] == arg)
+			return true;
+	return false;
+}
+
+/*
+ * One-shot events made by event_assign(), event_set() and event_new()
+ * (with event_self_cbarg()) read back as given, fire with their own
+ * arguments, and are freed after firing.
+ */
+static void own_oneshots(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c)), *d = calloc(1, sizeof(*d));
+	struct event_base *b;
+	struct event *self;
+	event_callback_fn cb;
+	evutil_socket_t fd;
+	void *arg;
+	short what;
+	int n = 0;
+
+	event_assign(&c->ev, base, -1, 0, on_fire, c);
+	event_get_assignment(&c->ev, &b, &fd, &what, &cb, &arg);
+	CHECK(b == base && fd == -1 && what == 0 && cb == on_fire && arg == c);
+	CHECK(event_get_callback(&c->ev) == on_fire);
+	CHECK(event_get_callback_arg(&c->ev) == c);
+	event_set(&d->ev, -1, 0, on_fire, d);
+	event_base_set(base, &d->ev);
+	CHECK(event_get_callback(&d->ev) == on_fire && event_get_callback_arg(&d->ev) == d);
+	self = event_new(base, -1, 0, on_fire, event_self_cbarg());
+	CHECK(event_get_callback(self) == on_fire && event_get_callback_arg(self) == self);
+	event_add(&c->ev, &soon);
+	event_add(&d->ev, &soon);
+	event_add(self, &soon);
+	event_base_foreach_event(base, count_mine, &n);
+	CHECK(n == 102);
+	while (event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED) > pending_before)
+		event_base_loop(base, EVLOOP_ONCE);
+	CHECK(nfired == 3 && fired(c) && fired(d) && fired(self));
+	free(c);		/* fired: nothing pending in the memory */
+	free(d);
+	event_free(self);
+}
+
+/*
+ * event_finalize() of a pending one-shot event whose finalizer frees its
+ * conn, and event_free_finalize() of a pending event_new() event: each
+ * finalizer gets its own event and argument, and libevent's release of the
+ * memory is silent.
+ */
+static void own_finalizers(struct event_base *base)
+{
+	struct conn *c = calloc(1, sizeof(*c));
+	struct event *ev = event_new(base, -1, 0, on_fire, &nfinal);
+
+	event_assign(&c->ev, base, -1, 0, on_fire, c);
+	event_add(&c->ev, &later);
+	event_add(ev, &later);
+	event_finalize(0, &c->ev, on_final_free);
+	event_free_finalize(0, ev, on_final);
+	while (nfinal < 2 && event_base_loop(base, EVLOOP_ONCE) == 0)
+		;
+	CHECK(nfinal == 2);
+	CHECK((final_ev[0] == &c->ev && final_arg[0] == c) ||
+	      (final_ev[1] == &c->ev && final_arg[1] == c));
+	CHECK((final_ev[0] == ev && final_arg[0] == &nfinal) ||
+	      (final_ev[1] == ev && final_arg[1] == &nfinal));
+	CHECK(nfired == 0);
+}
+
+/* An event in a frame: added and deleted before the frame returns. */
+static void __attribute__((noinline)) stack_frame(struct event_base *base)
+{
+	struct event ev;
+
+	event_assign(&ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&ev, &later);
+	event_del(&ev);
+}
+
+static void stack_event_deleted(struct event_base *base)
+{
+	stack_frame(base);
+	free(malloc(64));	/* a call into libodebug from the caller's frame */
+	stack_frame(base);	/* the same bytes, made an event again */
+}
+
 static struct event_base *shared;
 
 static void *worker(void *arg)
@@ -232,12 +384,16 @@ static const struct {
 	{ "drop_new_event", drop_new_event },
 	{ "drop_readded_oneshot", drop_readded_oneshot },
 	{ "drop_legacy_set", drop_legacy_set },
+	{ "drop_readded_by_tail_call", drop_readded_by_tail_call },
 	{ "del_then_free", del_then_free },
 	{ "fired_oneshot_freed", fired_oneshot_freed },
 	{ "new_then_event_free", new_then_event_free },
 	{ "base_free_owns", base_free_owns },
 	{ "internal_events", internal_events },
 	{ "locked_threads", locked_threads },
+	{ "own_oneshots", own_oneshots },
+	{ "stack_event_deleted", stack_event_deleted },
+	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
 };
 
@@ -250,6 +406,7 @@ int main(int argc, char **argv)
 	evthread_use_pthreads();
 	base = event_base_new();
 	before = pending(base);	/* libevent's own (evthread's notify event) */
+	pending_before = event_base_get_num_events(base, EVENT_BASE_COUNT_ADDED);
 	for (i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (!strcmp(argv[1], scenarios[i].name)) {
 			scenarios[i].run(base);

@@ -2,11 +2,13 @@
 /*
  * The libevent module (modules/libevent), loaded by libodebug itself into
  * programs on the system's libevent: each misuse (evprog.c) is reported at
- * the free with the culprit as frame #0 and no frame of the module, and
- * the fixup takes the event out of its base so the program ends with
- * nothing pending; each correct pattern is silent; a plugin dlopen()ed
- * later is covered too; modules=none and a list without libevent load
- * nothing, nor does ODEBUG unset.
+ * the free with the culprit as frame #0, no frame of the module and the
+ * holder line, and the fixup takes the event out of its base so the
+ * program ends with nothing pending; each correct pattern is silent and
+ * reads back from libevent only its own callbacks, arguments and
+ * finalizer arguments; a plugin dlopen()ed later is covered too, and an
+ * event in its data is judged when it is unloaded; modules=none and a
+ * list without libevent load nothing, nor does ODEBUG unset.
  *
  * usage: test-libevent EVPROG EVDLOPEN EVPLUGIN MODULE_PATH
  */
@@ -23,8 +25,9 @@
 
 static const char *evprog, *evdlopen, *evplugin, *module_path;
 
-/* Run argv with ODEBUG=1 and options; its stdout and stderr, exit status. */
-static char *run(const char *options, int *status, const char *prog, const char *arg)
+/* Run prog with ODEBUG=1 and options; its stdout and stderr, exit status. */
+static char *run2(const char *options, int *status, const char *prog, const char *arg,
+		  const char *arg2)
 {
 	char *buf = NULL, opts[1024];
 	size_t len = 0;
@@ -46,7 +49,7 @@ static char *run(const char *options, int *status, const char *prog, const char 
 		dup2(fd[1], 1);
 		dup2(fd[1], 2);
 		close(fd[0]);
-		execl(prog, prog, arg, (char *)NULL);
+		execl(prog, prog, arg, arg2, (char *)NULL);
 		_exit(127);
 	}
 	close(fd[1]);
@@ -56,6 +59,11 @@ static char *run(const char *options, int *status, const char *prog, const char 
 	fclose(f);
 	assert_int_equal(waitpid(pid, status, 0), pid);
 	return buf ? buf : strdup("");
+}
+
+static char *run(const char *options, int *status, const char *prog, const char *arg)
+{
+	return run2(options, status, prog, arg, NULL);
 }
 
 static int count(const char *out, const char *needle)
@@ -77,6 +85,8 @@ static void reported(const char *scenario, const char *culprit)
 	snprintf(frame, sizeof(frame), "#0 0x");
 	if (count(out, "ODEBUG: free active (active state 0) object:") != 1 ||
 	    !strstr(out, "object type: libevent_event") || !strstr(out, "end 0\n") ||
+	    !strstr(out, "ODEBUG: holder: libevent event fd -1, ") ||
+	    !strstr(out, "pending in base 0x") || strstr(out, "wrong:") ||
 	    !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
 	    strstr(out, "libodebug-libevent"))
 		fail_msg("%s: expected one report and a clean end:\n%s", scenario, out);
@@ -95,7 +105,7 @@ static void silent(const char *scenario, const char *options)
 	int status;
 	char *out = run(options, &status, evprog, scenario);
 
-	if (strstr(out, "ODEBUG") || !strstr(out, "end ") ||
+	if (strstr(out, "ODEBUG") || strstr(out, "wrong:") || !strstr(out, "end ") ||
 	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		fail_msg("%s (%s): expected silence and a clean end:\n%s", scenario,
 			 options, out);
@@ -132,11 +142,33 @@ static void legacy_event_set_freed(void **state)
 	reported("drop_legacy_set", "drop_legacy_set");
 }
 
+/* A callback that ends in a tail call into libevent (evtail.c) re-adds its event. */
+static void oneshot_readded_by_tail_call_freed(void **state)
+{
+	(void)state;
+	reported("drop_readded_by_tail_call", "drop_readded_by_tail_call");
+}
+
+/* event_get_callback(), _arg(), _assignment(), foreach and event_self_cbarg(). */
+static void oneshots_read_back_their_own_values(void **state)
+{
+	(void)state;
+	silent("own_oneshots", "");
+}
+
+/* event_finalize() and event_free_finalize() of pending events. */
+static void finalizers_get_their_own_arguments(void **state)
+{
+	(void)state;
+	silent("own_finalizers", "");
+}
+
 static void correct_patterns_silent(void **state)
 {
 	static const char *const names[] = {
 		"del_then_free", "fired_oneshot_freed", "new_then_event_free",
 		"base_free_owns", "internal_events", "locked_threads",
+		"stack_event_deleted",
 	};
 	size_t i;
 
@@ -189,6 +221,40 @@ static void plugin_loaded_later(void **state)
 	free(out);
 }
 
+/* evdlopen PLUGIN FUNCTION: its output; the plugin must have been unloaded. */
+static char *unload(const char *fn)
+{
+	int status;
+	char *out = run2("", &status, evdlopen, evplugin, fn);
+
+	if (!strstr(out, "\nunloaded\n") || !WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("%s: the plugin was not unloaded:\n%s", fn, out);
+	return out;
+}
+
+/* An event in the plugin's data, deleted before the unload: libevent's word, silent. */
+static void plugin_unloaded_after_delete_silent(void **state)
+{
+	char *out = unload("plugin_static_deleted");
+
+	(void)state;
+	if (strstr(out, "ODEBUG"))
+		fail_msg("a deleted event in an unloaded plugin is reported:\n%s", out);
+	free(out);
+}
+
+/* The same event still pending at the unload: reported. */
+static void plugin_unloaded_pending_reported(void **state)
+{
+	char *out = unload("plugin_static_pending");
+
+	(void)state;
+	if (count(out, "object type: libevent_event") != 1 ||
+	    !strstr(out, "unloaded by this dlclose()"))
+		fail_msg("a pending event in an unloaded plugin is not reported:\n%s", out);
+	free(out);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,10 +263,15 @@ int main(int argc, char **argv)
 		cmocka_unit_test(pending_event_new_freed),
 		cmocka_unit_test(readded_oneshot_freed),
 		cmocka_unit_test(legacy_event_set_freed),
+		cmocka_unit_test(oneshot_readded_by_tail_call_freed),
+		cmocka_unit_test(oneshots_read_back_their_own_values),
+		cmocka_unit_test(finalizers_get_their_own_arguments),
 		cmocka_unit_test(correct_patterns_silent),
 		cmocka_unit_test(modules_option_off),
 		cmocka_unit_test(modules_option_named),
 		cmocka_unit_test(plugin_loaded_later),
+		cmocka_unit_test(plugin_unloaded_after_delete_silent),
+		cmocka_unit_test(plugin_unloaded_pending_reported),
 		cmocka_unit_test(loaded_only_when_enabled),
 	};
 
