@@ -54,7 +54,13 @@ ODEBUG_EXPORT void debug_object_init_auto(void *addr, const struct debug_obj_des
  */
 ODEBUG_EXPORT bool debug_objects_skip_module(const void *addr)
 {
-	if (!debug_objects_enabled())
+	/*
+	 * Decided on is enough: the skipped ranges need no table.  An
+	 * annotation module's constructor runs while libodebug decides (its
+	 * scan loads the module), when the mode is not known yet: not OFF.
+	 */
+	odebug_enable_slow();
+	if (odebug_load(&odebug_mode) == ODEBUG_MODE_OFF)
 		return false;
 	return odebug_backtrace_skip_module(addr);
 }

@@ -44,4 +44,20 @@ expect annotated timer conn_free 'object type: timer hint: on_expire' yes
 [ -x "$bin/uv-handle" ] && expect uv-handle uv_timer stop_job '^ODEBUG: holder: libuv loop .*uv_close() it' no
 [ -x "$bin/ev-event" ] && expect ev-event libevent_event conn_close '^ODEBUG: holder: .*libevent' yes
 [ -x "$bin/glib-source" ] && expect glib-source glib_source_data job_forget '^ODEBUG: holder: .*source' yes
+# origins=1 on GLib data: the program's lines, not GLib's dispatch.
+if [ -x "$bin/glib-origins" ]; then
+	"$launcher" -o origins=1 "$bin/glib-origins" >/dev/null 2>"$out"
+	init=$(grep -A1 '^ODEBUG: object initialised at:' "$out" | tail -n 1)
+	act=$(grep -A1 '^ODEBUG: object activated at:' "$out" | tail -n 1)
+	# Two lines of main: the g_timeout_add() call, then the loop's.
+	if echo "$init" | grep -q ' in main+' && echo "$act" | grep -q ' in main+' &&
+	   [ "${init#* in main+}" != "${act#* in main+}" ] &&
+	   ! sed -n '/initialised at:/,/^ODEBUG: fixed up/p' "$out" | grep -q 'libglib'; then
+		echo "ok: glib-origins: initialised and activated at the program's lines, no GLib frame"
+	else
+		echo "FAIL: glib-origins: origins are not the program's lines"
+		sed 's/^/    /' "$out" | head -30
+		failed=1
+	fi
+fi
 exit $failed
