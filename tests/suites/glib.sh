@@ -88,6 +88,19 @@ gdbus-export /gdbus/threaded-unregistration/subtree the same
 # One test, both runs: NAME -> $work/NAME.{plain,odebug}.{out,err,rc}, $work/NAME.result.
 run_one() {
 	name=$1
+	# A difference of timing alone (a test that asserts how late a timeout
+	# fires, on a loaded machine) is run again, twice at most; a report not
+	# on the allowlist is never: that is no timing.
+	for try in 1 2 3; do
+		run_pair "$name"
+		verdict "$name" >"$work/$name.result"
+		grep -q '^ok' "$work/$name.result" && return
+		grep -q 'report not on the allowlist' "$work/$name.result" && return
+	done
+}
+
+run_pair() {
+	name=$1
 	exec_line=$(sed -n 's/^Exec=//p' "$tests/$name.test")
 	for mode in plain odebug; do
 		dir=$work/run.$name.$mode
@@ -118,7 +131,6 @@ run_one() {
 		echo $? >"$work/$name.$mode.rc"
 		rm -rf "$dir"
 	done
-	verdict "$name" >"$work/$name.result"
 }
 
 # The TAP results of test NAME's run FILE: "ok|not ok DESCRIPTION [SKIP|TODO]",
