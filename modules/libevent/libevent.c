@@ -215,13 +215,23 @@ static void track(struct event *ev)
 	errno = saved;
 }
 
+/*
+ * The event the last event_assign() wrapper on this thread tracked:
+ * event_set() and event_new() call event_assign(), through libevent's PLT
+ * or not, and track only if that call was not seen.  Initial-exec: one
+ * load from the thread pointer.
+ */
+static __thread const struct event *assigned __attribute__((tls_model("initial-exec")));
+
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
 		       short events, event_callback_fn cb, void *arg)
 {
 	int ret = real_assign(ev, base, fd, events, cb, arg);
 
-	if (ret == 0)
+	if (ret == 0) {
 		track(ev);
+		assigned = ev;
+	}
 	return ret;
 }
 
@@ -229,16 +239,20 @@ static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_
 static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
 		     event_callback_fn cb, void *arg)
 {
+	assigned = NULL;
 	real_set(ev, fd, events, cb, arg);
-	track(ev);
+	if (assigned != ev)
+		track(ev);
 }
 
 static struct event *wrap_new(struct event_base *base, evutil_socket_t fd, short events,
 			      event_callback_fn cb, void *arg)
 {
-	struct event *ev = real_new(base, fd, events, cb, arg);
+	struct event *ev;
 
-	if (ev)
+	assigned = NULL;
+	ev = real_new(base, fd, events, cb, arg);
+	if (ev && assigned != ev)
 		track(ev);
 	return ev;
 }
