@@ -86,12 +86,18 @@ static short event_flags(const struct event *ev)
 	return __atomic_load_n(&ev->ev_evcallback.evcb_flags, __ATOMIC_RELAXED);
 }
 
-/* Does libevent hold @ev?  Only what it set up (EVLIST_INIT) is judged. */
+/*
+ * Does libevent hold @ev?  Only what still reads as an event libevent set
+ * up is judged: EVLIST_INIT and no flag libevent never sets (memory used
+ * again as something else without a free: a destroyed mutex's kind is
+ * -1), and a base, which a pending or queued event has.
+ */
 static bool held(const struct event *ev)
 {
 	short f = event_flags(ev);
 
-	return layout_ok && (f & EVLIST_INIT) && (f & HELD);
+	return layout_ok && (f & ~EVLIST_ALL) == 0 && (f & EVLIST_INIT) && (f & HELD) &&
+	       __atomic_load_n(&ev->ev_base, __ATOMIC_RELAXED);
 }
 
 /* The hint: the event's callback, read from the struct (reads only). */

@@ -326,6 +326,25 @@ static void stack_event_deleted(struct event_base *base)
 	stack_frame(base);	/* the same bytes, made an event again */
 }
 
+/* A conn's memory used again as a mutex, without a free in between. */
+static void reused_as_mutex(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = malloc(sizeof(*u));
+
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	event_del(&u->ev);
+	memset(u, 0, sizeof(*u));
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	pthread_mutex_destroy(&u->m);	/* glibc marks it destroyed: kind -1 */
+	free(u);
+}
+
 static struct event_base *shared;
 
 static void *worker(void *arg)
@@ -393,6 +412,7 @@ static const struct {
 	{ "locked_threads", locked_threads },
 	{ "own_oneshots", own_oneshots },
 	{ "stack_event_deleted", stack_event_deleted },
+	{ "reused_as_mutex", reused_as_mutex },
 	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
 };

@@ -168,7 +168,7 @@ static void correct_patterns_silent(void **state)
 	static const char *const names[] = {
 		"del_then_free", "fired_oneshot_freed", "new_then_event_free",
 		"base_free_owns", "internal_events", "locked_threads",
-		"stack_event_deleted",
+		"stack_event_deleted", "reused_as_mutex",
 	};
 	size_t i;
 
