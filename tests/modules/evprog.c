@@ -130,6 +130,23 @@ void drop_readded_by_tail_call(struct event_base *base)
 	free(c);
 }
 
+/* Memory used as a mutex, then, without a free, as a pending event. */
+void drop_event_after_mutex(struct event_base *base);
+void drop_event_after_mutex(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = calloc(1, sizeof(*u));
+
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	free(u);
+}
+
 /* Correct patterns. */
 static void del_then_free(struct event_base *base)
 {
@@ -345,6 +362,23 @@ static void reused_as_mutex(struct event_base *base)
 	free(u);
 }
 
+/* The same, the event deleted before the free. */
+static void mutex_then_deleted_event(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = calloc(1, sizeof(*u));
+
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	event_del(&u->ev);
+	free(u);
+}
+
 static struct event_base *shared;
 
 static void *worker(void *arg)
@@ -404,6 +438,7 @@ static const struct {
 	{ "drop_readded_oneshot", drop_readded_oneshot },
 	{ "drop_legacy_set", drop_legacy_set },
 	{ "drop_readded_by_tail_call", drop_readded_by_tail_call },
+	{ "drop_event_after_mutex", drop_event_after_mutex },
 	{ "del_then_free", del_then_free },
 	{ "fired_oneshot_freed", fired_oneshot_freed },
 	{ "new_then_event_free", new_then_event_free },
@@ -413,6 +448,7 @@ static const struct {
 	{ "own_oneshots", own_oneshots },
 	{ "stack_event_deleted", stack_event_deleted },
 	{ "reused_as_mutex", reused_as_mutex },
+	{ "mutex_then_deleted_event", mutex_then_deleted_event },
 	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
 };
