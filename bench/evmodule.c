@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * evmodule.c - what the libevent module adds to a call: event_add() and
- * event_del() of one event, in pairs, timed plain (ODEBUG unset) and with
- * the module (ODEBUG=1) in one run: the program runs itself again in each
- * configuration (evmodule LIBODEBUG MODULE_PATH) and prints ns per pair
+ * evmodule.c - what the libevent module adds to a connection's change of
+ * state in the libevent 1.4 API, as memcached makes it: event_del(),
+ * event_set(), event_base_set(), event_add() of one event (event_set() is
+ * the one wrapped call), timed plain (ODEBUG unset) and with the module
+ * (ODEBUG=1) in one run: the program runs itself again in each
+ * configuration (evmodule LIBODEBUG MODULE_PATH) and prints ns per change
  * and per wrapped call, the median of 5 alternated runs each.
  */
 #define _GNU_SOURCE
@@ -15,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <event2/event.h>
+#include <event2/event_compat.h>
 #include <event2/event_struct.h>
 
 #define PAIRS	1000000
@@ -26,7 +29,16 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 }
 
-/* The child: ns per add/del pair. */
+/* One change of state: the event set again, on its base, added. */
+static void change(struct event_base *base, struct event *ev, const struct timeval *tv)
+{
+	event_del(ev);
+	event_set(ev, -1, EV_PERSIST, on_event, NULL);
+	event_base_set(base, ev);
+	event_add(ev, tv);
+}
+
+/* The child: ns per change. */
 static double pairs(void)
 {
 	struct event_base *base = event_base_new();
@@ -36,15 +48,12 @@ static double pairs(void)
 	long i;
 
 	event_assign(&ev, base, -1, EV_PERSIST, on_event, NULL);
-	for (i = 0; i < PAIRS / 10; i++) {	/* warm */
-		event_add(&ev, &tv);
-		event_del(&ev);
-	}
+	for (i = 0; i < PAIRS / 10; i++)	/* warm */
+		change(base, &ev, &tv);
 	clock_gettime(CLOCK_MONOTONIC, &a);
-	for (i = 0; i < PAIRS; i++) {
-		event_add(&ev, &tv);
-		event_del(&ev);
-	}
+	for (i = 0; i < PAIRS; i++)
+		change(base, &ev, &tv);
+	event_del(&ev);
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	event_base_free(base);
 	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / PAIRS;
@@ -111,9 +120,10 @@ int main(int argc, char **argv)
 	qsort(off, 5, sizeof(double), cmp);
 	qsort(on, 5, sizeof(double), cmp);
 	qsort(none, 5, sizeof(double), cmp);
-	printf("event_add+event_del pair: %.1f ns ODEBUG unset, %.1f ns ODEBUG=1 modules=none, "
-	       "%.1f ns ODEBUG=1 with the module\n", off[2], none[2], on[2]);
-	printf("the module adds %.1f ns per wrapped call (goal: at most 50)\n",
-	       (on[2] - off[2]) / 2);
+	printf("event_del+event_set+event_base_set+event_add: %.1f ns ODEBUG unset, "
+	       "%.1f ns ODEBUG=1 modules=none, %.1f ns ODEBUG=1 with the module\n",
+	       off[2], none[2], on[2]);
+	printf("the module adds %.1f ns per event_set (goal: at most 50)\n",
+	       on[2] - none[2]);
 	return 0;
 }

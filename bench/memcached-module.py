@@ -45,6 +45,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True     # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from servers import cpu_seconds, free_port, mapped, wait_port  # noqa: E402
 

@@ -6,7 +6,10 @@
  * start to end; its annotated calls are the calls of the cycle in which the
  * module's code runs (a wrapper, or a callback of the module's that the
  * library calls):
- *   libevent: event_add + event_del of one event (2: both wrapped);
+ *   libevent: a connection's change of state in the 1.4 API, as memcached
+ *             makes it: event_del + event_set + event_base_set + event_add
+ *             of one event (2: event_set is wrapped, and so is the
+ *             event_assign it calls through libevent's PLT);
  *   glib:     g_timeout_add with a data pointer + g_source_remove (2:
  *             g_timeout_add is wrapped; the source's end in g_source_remove
  *             runs the module's callback unref);
@@ -40,9 +43,10 @@
 
 #if defined(MOD_LIBEVENT)
 #include <event2/event.h>
+#include <event2/event_compat.h>
 #include <event2/event_struct.h>
 #define NWORK 1
-static const char *const work_name[NWORK] = { "event_add+event_del" };
+static const char *const work_name[NWORK] = { "event_del+event_set+event_base_set+event_add" };
 static const int work_calls[NWORK] = { 2 };
 #elif defined(MOD_GLIB)
 #include <glib.h>
@@ -72,7 +76,7 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 }
 
-/* @n add/del pairs of one persistent timer event. */
+/* @n changes of state of one persistent timer event. */
 __attribute__((noinline, noclone, used)) static void cycles(int w, long n)
 {
 	static struct event_base *base;
@@ -85,8 +89,10 @@ __attribute__((noinline, noclone, used)) static void cycles(int w, long n)
 		event_assign(&ev, base, -1, EV_PERSIST, on_event, NULL);
 	}
 	for (long i = 0; i < n; i++) {
-		event_add(&ev, &tv);
 		event_del(&ev);
+		event_set(&ev, -1, EV_PERSIST, on_event, NULL);
+		event_base_set(base, &ev);
+		event_add(&ev, &tv);
 	}
 }
 #elif defined(MOD_GLIB)

@@ -53,7 +53,8 @@ struct odebug_module {
 	 * @gone true the object's bytes may already be reused or unmapped:
 	 * nothing of them may be read, the module answers from its own
 	 * record, and one with no record says true (where it cannot tell,
-	 * nothing is reported).  Same context as describe: reads only.
+	 * nothing is reported).  Same context as describe: reads, and
+	 * lockless stores to the module's own memory (forgetting the object).
 	 */
 	bool (*released)(const struct debug_obj_descr *descr, void *addr, bool gone);
 };

@@ -29,11 +29,12 @@
  *
  * Tracking is idempotent: an address tracked already (an event assigned
  * again, or event_new()'s own event_assign() seen through libevent's PLT)
- * stays as it is, one lockless debug_object_rearm().  An event on the
- * calling thread's stack is marked first, so that a returned frame's
- * event goes with its frame; a returned frame's bytes may be reused, so
- * libevent's flags cannot be read there, and the module, which keeps no
- * record of its own, stays silent.
+ * stays as it is, one lockless debug_object_rearm() when the module knows
+ * the tracker there is its own (known[]).  An event on the calling
+ * thread's stack is marked first, so that a returned frame's event goes
+ * with its frame; a returned frame's bytes may be reused, so libevent's
+ * flags cannot be read there, and the module, which keeps no record of
+ * the event's state, stays silent.
  *
  * Bufferevents are not covered beyond this: a bufferevent's events are
  * libevent's and it deletes them before releasing their memory (silent);
@@ -86,12 +87,18 @@ static short event_flags(const struct event *ev)
 	return __atomic_load_n(&ev->ev_evcallback.evcb_flags, __ATOMIC_RELAXED);
 }
 
-/* Does libevent hold @ev?  Only what it set up (EVLIST_INIT) is judged. */
+/*
+ * Does libevent hold @ev?  Only what still reads as an event libevent set
+ * up is judged: EVLIST_INIT and no flag libevent never sets (memory used
+ * again as something else without a free: a destroyed mutex's kind is
+ * -1), and a base, which a pending or queued event has.
+ */
 static bool held(const struct event *ev)
 {
 	short f = event_flags(ev);
 
-	return layout_ok && (f & EVLIST_INIT) && (f & HELD);
+	return layout_ok && (f & ~EVLIST_ALL) == 0 && (f & EVLIST_INIT) && (f & HELD) &&
+	       __atomic_load_n(&ev->ev_base, __ATOMIC_RELAXED);
 }
 
 /* The hint: the event's callback, read from the struct (reads only). */
@@ -102,6 +109,33 @@ static void *event_hint(void *addr)
 	return *(void *const *)&ev->ev_evcallback.evcb_cb_union.evcb_callback;
 }
 
+/*
+ * The addresses whose tracker is known to be the module's, one per hash
+ * (direct-mapped, racy like a cache): a hit lets an event assigned again
+ * be tracked by one lockless rearm; a miss (the first assign, an entry
+ * evicted or cleared) goes the slower way, which also replaces another
+ * type's tracker left at the address by memory used again without a free.
+ * An entry is cleared when its tracker goes (released, the fixup): a stale
+ * one can only keep a tracker of another type that came since, as a
+ * missed report.
+ */
+#define KNOWN_BITS	14
+static const struct event *known[1 << KNOWN_BITS];
+
+static const struct event **known_of(const void *addr)
+{
+	return &known[((uintptr_t)addr * 0x9e3779b97f4a7c15ull) >> (64 - KNOWN_BITS)];
+}
+
+/* Its tracker goes: forget it (lockless; in free() and on the report path). */
+static void forget(const void *addr)
+{
+	const struct event *ev = addr;
+
+	__atomic_compare_exchange_n(known_of(addr), &ev, NULL, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
 /* The memory of a held event goes: take it out of its base, not waiting. */
 static bool event_fixup_free(void *addr, enum debug_obj_state state)
 {
@@ -110,19 +144,21 @@ static bool event_fixup_free(void *addr, enum debug_obj_state state)
 	real_del_noblock(addr);
 	debug_object_deactivate(addr, &event_descr);
 	debug_object_free(addr, &event_descr);
+	forget(addr);
 	return true;
 }
 
 /*
  * libevent's word at a release (odebug_module.released).  @gone: the
- * bytes may be another frame's now, and the module has no record of its
- * own: silent.
+ * bytes may be another frame's now, and the module has no record of the
+ * event's state: silent.
  */
 static bool event_released(const struct debug_obj_descr *descr, void *addr, bool gone)
 {
-	if (descr != &event_descr)
+	if (descr != &event_descr || (!gone && held(addr)))
 		return false;
-	return gone || !held(addr);
+	forget(addr);
+	return true;
 }
 
 static void put_str(char *buf, size_t cap, size_t *n, const char *str)
@@ -198,30 +234,56 @@ static bool event_describe(const struct debug_obj_descr *descr, void *addr, char
 }
 
 /*
- * Track @ev, once: an address tracked already is left as it is (one
- * lockless rearm).  An event on this thread's stack is marked first, so
- * that its tracker goes with its frame.
+ * An address not known to be ours: the module's trackers are all ACTIVE,
+ * so an ACTIVE one is left as it is (most likely ours, its entry evicted);
+ * any other (another type's, memory used again without a free) is freed,
+ * and the event tracked anew, marked first when it is on this thread's
+ * stack so that its tracker goes with its frame.
  */
+static void track_slow(struct event *ev)
+{
+	enum debug_obj_state state = debug_object_get_state(ev);
+
+	if (state == ODEBUG_STATE_ACTIVE)
+		return;
+	if (state != ODEBUG_STATE_NOTAVAILABLE)
+		debug_object_free(ev, &event_descr);
+	if (debug_object_on_stack(ev))
+		debug_object_init_on_stack(ev, &event_descr);
+}
+
+/* Track @ev, once: an address known to be ours is one lockless rearm. */
 static void track(struct event *ev)
 {
+	const struct event **k = known_of(ev);
 	int saved = errno;	/* libevent's, for the caller */
 
 	if (!layout_ok)
 		return;
-	if (debug_object_on_stack(ev) &&
-	    debug_object_get_state(ev) == ODEBUG_STATE_NOTAVAILABLE)
-		debug_object_init_on_stack(ev, &event_descr);
+	if (__atomic_load_n(k, __ATOMIC_RELAXED) != ev)
+		track_slow(ev);
 	debug_object_rearm(ev, &event_descr);
+	__atomic_store_n(k, ev, __ATOMIC_RELAXED);
 	errno = saved;
 }
+
+/*
+ * The event the last event_assign() wrapper on this thread tracked:
+ * event_set() and event_new() call event_assign(), through libevent's PLT
+ * or not, and track only if that call was not seen.  Initial-exec: one
+ * load from the thread pointer.
+ */
+static __thread const struct event *assigned __attribute__((tls_model("initial-exec")));
 
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
 		       short events, event_callback_fn cb, void *arg)
 {
 	int ret = real_assign(ev, base, fd, events, cb, arg);
 
-	if (ret == 0)
+	if (ret == 0) {
 		track(ev);
+		assigned = ev;
+	}
 	return ret;
 }
 
@@ -229,16 +291,20 @@ static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_
 static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
 		     event_callback_fn cb, void *arg)
 {
+	assigned = NULL;
 	real_set(ev, fd, events, cb, arg);
-	track(ev);
+	if (assigned != ev)
+		track(ev);
 }
 
 static struct event *wrap_new(struct event_base *base, evutil_socket_t fd, short events,
 			      event_callback_fn cb, void *arg)
 {
-	struct event *ev = real_new(base, fd, events, cb, arg);
+	struct event *ev;
 
-	if (ev)
+	assigned = NULL;
+	ev = real_new(base, fd, events, cb, arg);
+	if (ev && assigned != ev)
 		track(ev);
 	return ev;
 }

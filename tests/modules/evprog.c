@@ -130,6 +130,23 @@ void drop_readded_by_tail_call(struct event_base *base)
 	free(c);
 }
 
+/* Memory used as a mutex, then, without a free, as a pending event. */
+void drop_event_after_mutex(struct event_base *base);
+void drop_event_after_mutex(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = calloc(1, sizeof(*u));
+
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	free(u);
+}
+
 /* Correct patterns. */
 static void del_then_free(struct event_base *base)
 {
@@ -326,6 +343,42 @@ static void stack_event_deleted(struct event_base *base)
 	stack_frame(base);	/* the same bytes, made an event again */
 }
 
+/* A conn's memory used again as a mutex, without a free in between. */
+static void reused_as_mutex(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = malloc(sizeof(*u));
+
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	event_del(&u->ev);
+	memset(u, 0, sizeof(*u));
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	pthread_mutex_destroy(&u->m);	/* glibc marks it destroyed: kind -1 */
+	free(u);
+}
+
+/* The same, the event deleted before the free. */
+static void mutex_then_deleted_event(struct event_base *base)
+{
+	union {
+		struct event ev;
+		pthread_mutex_t m;
+	} *u = calloc(1, sizeof(*u));
+
+	pthread_mutex_init(&u->m, NULL);
+	pthread_mutex_lock(&u->m);
+	pthread_mutex_unlock(&u->m);
+	event_assign(&u->ev, base, -1, EV_PERSIST, on_event, NULL);
+	event_add(&u->ev, &later);
+	event_del(&u->ev);
+	free(u);
+}
+
 static struct event_base *shared;
 
 static void *worker(void *arg)
@@ -385,6 +438,7 @@ static const struct {
 	{ "drop_readded_oneshot", drop_readded_oneshot },
 	{ "drop_legacy_set", drop_legacy_set },
 	{ "drop_readded_by_tail_call", drop_readded_by_tail_call },
+	{ "drop_event_after_mutex", drop_event_after_mutex },
 	{ "del_then_free", del_then_free },
 	{ "fired_oneshot_freed", fired_oneshot_freed },
 	{ "new_then_event_free", new_then_event_free },
@@ -393,6 +447,8 @@ static const struct {
 	{ "locked_threads", locked_threads },
 	{ "own_oneshots", own_oneshots },
 	{ "stack_event_deleted", stack_event_deleted },
+	{ "reused_as_mutex", reused_as_mutex },
+	{ "mutex_then_deleted_event", mutex_then_deleted_event },
 	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
 };

@@ -149,6 +149,13 @@ static void oneshot_readded_by_tail_call_freed(void **state)
 	reported("drop_readded_by_tail_call", "drop_readded_by_tail_call");
 }
 
+/* Memory that was a mutex, then a pending event: reported as the event. */
+static void pending_event_after_mutex_freed(void **state)
+{
+	(void)state;
+	reported("drop_event_after_mutex", "drop_event_after_mutex");
+}
+
 /* event_get_callback(), _arg(), _assignment(), foreach and event_self_cbarg(). */
 static void oneshots_read_back_their_own_values(void **state)
 {
@@ -168,7 +175,7 @@ static void correct_patterns_silent(void **state)
 	static const char *const names[] = {
 		"del_then_free", "fired_oneshot_freed", "new_then_event_free",
 		"base_free_owns", "internal_events", "locked_threads",
-		"stack_event_deleted",
+		"stack_event_deleted", "reused_as_mutex", "mutex_then_deleted_event",
 	};
 	size_t i;
 
@@ -264,6 +271,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(readded_oneshot_freed),
 		cmocka_unit_test(legacy_event_set_freed),
 		cmocka_unit_test(oneshot_readded_by_tail_call_freed),
+		cmocka_unit_test(pending_event_after_mutex_freed),
 		cmocka_unit_test(oneshots_read_back_their_own_values),
 		cmocka_unit_test(finalizers_get_their_own_arguments),
 		cmocka_unit_test(correct_patterns_silent),

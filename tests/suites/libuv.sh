@@ -11,6 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/common.sh"
 build=$(cd "$1" && pwd)
 scratch=${2:-$build/suites}
+mkdir -p "$scratch" && scratch=$(cd "$scratch" && pwd)	# the runs cd elsewhere
 launcher=$build/preload/odebug
 [ -x "$launcher" ] || { echo "no launcher at $launcher"; exit 1; }
 [ -f "$build/modules/libuv/libodebug-libuv.so" ] || { echo "the build has no libuv module"; exit 1; }
