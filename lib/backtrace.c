@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynsym.h"
 #include "internal.h"
 
 /* Only for the names of the stepping calls priming uses (prime()). */
@@ -94,21 +95,41 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+struct find_sym {
+	uintptr_t addr;
+	const char *name;
+	size_t size;		/* the symbol's, 0 if not found at addr */
+};
+
+/* The object whose executable segment holds ctx->addr: that segment, and @name's size. */
+static int find_sym(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_sym *fs = data;
+	struct find_text ft = { fs->addr, &libc_lo, &libc_hi };
+	struct odebug_dynsyms s;
+	const ElfW(Sym) *sym;
+
+	if (!find_text(info, size, &ft))
+		return 0;
+	if (odebug_dynsyms_of(info->dlpi_addr, odebug_dynamic_of(info), &s) &&
+	    (sym = odebug_dynsym_lookup(&s, fs->name)) &&
+	    info->dlpi_addr + sym->st_value == fs->addr)
+		fs->size = sym->st_size;
+	return 1;
+}
+
+/* libc's dlclose() and its text, from libc's own hash table (not dladdr()'s scan). */
 static void find_dlclose(void)
 {
-	const ElfW(Sym) *sym = NULL;
-	void *fn = dlsym(RTLD_NEXT, "dlclose");
-	struct find_text ft = { (uintptr_t)fn, &libc_lo, &libc_hi };
-	Dl_info info;
+	struct find_sym fs = { (uintptr_t)dlsym(RTLD_NEXT, "dlclose"), "dlclose", 0 };
 
-	if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
-	    !sym->st_size || !info.dli_saddr)
+	if (!fs.addr)
 		return;
-	dl_iterate_phdr(find_text, &ft);
-	if (!libc_hi)
+	dl_iterate_phdr(find_sym, &fs);
+	if (!libc_hi || !fs.size)
 		return;
-	dlclose_lo = (uintptr_t)info.dli_saddr;
-	__atomic_store_n(&dlclose_hi, dlclose_lo + sym->st_size, __ATOMIC_RELEASE);
+	dlclose_lo = fs.addr;
+	__atomic_store_n(&dlclose_hi, dlclose_lo + fs.size, __ATOMIC_RELEASE);
 }
 
 /*
