@@ -2,10 +2,13 @@
 /*
  * backtrace.c - capturing the culprit's frames.
  *
- * libunwind is dlopen'ed RTLD_LOCAL, and only when libodebug is enabled:
- * linked normally it would export its _Unwind_* symbols into the global
- * scope and take over the host program's C++ exception unwinding.  Capture
- * uses unw_backtrace (about 11 ns a frame); naming frames is left to
+ * On x86-64 the frames are read from the call-frame information with
+ * nothing loaded (unwind.c).  libunwind is loaded only where that walk is
+ * not built (other architectures) and with origins=1, whose every
+ * annotation captures a stack (unw_backtrace, about 11 ns a frame): by
+ * the constructor, dlopen'ed RTLD_LOCAL, since linked normally it would
+ * export its _Unwind_* symbols into the global scope and take over the
+ * host program's C++ exception unwinding.  Naming frames is left to
  * symbolize.c, at report time only.
  */
 #define _GNU_SOURCE
@@ -178,6 +181,8 @@ void odebug_backtrace_init(void)
 
 	dl_iterate_phdr(find_text, &ft);
 	find_dlclose();
+	if (ODEBUG_OWN_UNWIND && !odebug_opt.origins)
+		return;		/* nothing to load: unwind.c */
 	handle = ODEBUG_TSAN ? NULL : dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (handle) {
 		*(void **)&getcontext_fn = dlsym(handle, UNW_NAME(unw_tdep_getcontext));
@@ -235,6 +240,8 @@ int odebug_backtrace(void **pcs, int max)
 		n = unw_backtrace_fn(pcs, max);
 	else if (unw_backtrace_fn)
 		n = step_backtrace(pcs, max);
+	else if (ODEBUG_OWN_UNWIND)
+		n = odebug_unwind(pcs, max);
 	else
 		n = backtrace(pcs, max);
 	odebug_guard_exit();

@@ -399,6 +399,19 @@ bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, ch
 bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone);
 void odebug_backtrace_skip_through(const void *fn);
 
+/*
+ * "unwind.c": capturing return addresses from the call-frame information,
+ * with nothing loaded (x86-64, not under ThreadSanitizer); elsewhere
+ * libunwind, loaded by the constructor.
+ */
+#if defined(__x86_64__) && !ODEBUG_TSAN
+#define ODEBUG_OWN_UNWIND 1
+#else
+#define ODEBUG_OWN_UNWIND 0
+#endif
+int odebug_unwind(void **pcs, int max);
+void odebug_unwind_forget(void);
+
 /* "trim.c": the start's pages given back */
 #define ODEBUG_TRIM_STARTED	1
 #define ODEBUG_TRIM_THREADED	2
