@@ -157,15 +157,19 @@ static bool wanted(void)
 /*
  * The first half, in our constructor (under the loader's lock, where
  * loading and allocating are safe): decide, read the options (and say what
- * is wrong with them), read the suppressions, and do everything that needs
- * the loader or malloc(): load and prime libunwind, find libc's dlclose()
- * and clone(), create the thread keys, learn this thread's and the main
- * thread's stack.
+ * is wrong with them), read the suppressions, and do what needs the
+ * loader or malloc() and is cheap: find libc's dlclose() and clone() in
+ * their objects' own hash tables, create the thread keys, learn this
+ * thread's stack when it is not the main one.  What is dear is left to
+ * when it is needed: libunwind is loaded only with origins=1 (or where
+ * unwind.c is not built: then here, and primed), the main thread's stack
+ * is learned by the start without allocating.
  * preload/next.c then checks the free() binding: the mode is IDLE, decided
  * on.  Nothing here maps the table or the pool: a process that never
  * annotates an object (a shell, make, git under ODEBUG=1) pays for this
- * only.  An API call made before our constructor (another library's
- * constructor) decides here too, on the loader's thread.
+ * only, each step timed by bench-start --steps (BENCHMARKS.md).  An API
+ * call made before our constructor (another library's constructor)
+ * decides here too, on the loader's thread.
  */
 static enum odebug_mode decide(void)
 {
@@ -187,7 +191,7 @@ static enum odebug_mode decide(void)
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();
-	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
+	odebug_thread_begin();		/* this thread's stack (not main's) and unwinder */
 	odebug_modules_scan();		/* annotation modules of the libraries loaded */
 	odebug_trim_note();
 	odebug_guard_exit();
@@ -197,17 +201,19 @@ static enum odebug_mode decide(void)
 /*
  * The second half, on the first API call (never from free(), which has
  * nothing to check until an object is tracked, and never inside a report,
- * which needs an API call to have happened first): the table, the pool,
- * the depot, the selftest.  The start lock is held, so this makes no
- * loader call (a dlopen() on another thread may be waiting for the start
- * lock under the loader's lock) and no allocation (the first call may come
- * from a signal handler that interrupted malloc): raw mmap() and the API's
- * own calls only.  It runs on the caller's stack, within a report's budget
- * (RELIABILITY.md, "The start").
+ * which needs an API call to have happened first): the main thread's
+ * stack, the table, the pool, the depot, the selftest.  The start lock is
+ * held, so this makes no loader call (a dlopen() on another thread may be
+ * waiting for the start lock under the loader's lock) and no allocation
+ * (the first call may come from a signal handler that interrupted
+ * malloc): raw system calls (mmap(), /proc/self/maps read into a static
+ * buffer) and the API's own calls only.  It runs on the caller's stack,
+ * within a report's budget (RELIABILITY.md, "The start").
  */
 static enum odebug_mode start(void)
 {
 	odebug_guard_enter();
+	odebug_stack_learn_main();
 	if (!odebug_table_init() || !odebug_pool_init() ||
 	    (odebug_opt.origins && !odebug_depot_init())) {
 		/* Nothing mapped stays behind (each init undoes its own). */

@@ -424,11 +424,12 @@ bool odebug_self_holds(const void *p);
 void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
-void odebug_stack_learn(bool main);
+void odebug_stack_learn(void);
+void odebug_stack_learn_main(void);
 void odebug_stack_forget(void);
 bool odebug_on_any_stack(uintptr_t addr);
 void odebug_stack_note_main(void);
-void odebug_thread_begin(bool main);	/* "thread.c" */
+void odebug_thread_begin(void);	/* "thread.c" */
 extern ODEBUG_HIDDEN bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
 /* A new returned-frames mark: the fast-path mark follows it outside the guard. */

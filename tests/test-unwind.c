@@ -151,6 +151,7 @@ static int ref_unwinder(void **state)
 		return -1;
 	unw_bt(warm, 4);		/* its thread-local block, outside any handler */
 	odebug_stack_note_main();
+	odebug_stack_learn_main();
 	odebug_stack_prepare();
 	return 0;
 }
