@@ -178,6 +178,7 @@ static enum odebug_mode decide(void)
 	odebug_options_parse(odebug_getenv("ODEBUG_OPTIONS"));
 	if (odebug_opt.help)
 		odebug_options_help();
+	odebug_start_step("options");
 	odebug_guard_enter();
 	if (odebug_gettid() == getpid())
 		odebug_stack_note_main();
@@ -185,16 +186,24 @@ static enum odebug_mode decide(void)
 	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_builtin_init();
+	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	odebug_start_step("atfork");
 	odebug_backtrace_init();
+	odebug_start_step("backtrace");
 	odebug_helper_init();
+	odebug_start_step("helper");
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();
+	odebug_start_step("origins, stack keys");
 	odebug_thread_begin();		/* this thread's stack (not main's) and unwinder */
+	odebug_start_step("thread");
 	odebug_modules_scan();		/* annotation modules of the libraries loaded */
+	odebug_start_step("modules");
 	odebug_trim_note();
 	odebug_guard_exit();
+	odebug_start_step("trim");
 	return ODEBUG_MODE_IDLE;
 }
 
@@ -289,9 +298,12 @@ bool odebug_start_slow(void)
 	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
 }
 
+/* Our last constructor (the core is linked after the interposers). */
 __attribute__((constructor)) static void odebug_constructor(void)
 {
 	odebug_enable_slow();
+	odebug_start_step("the other constructors");
+	odebug_start_steps_flush();
 }
 
 /*

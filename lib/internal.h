@@ -67,6 +67,18 @@ bool odebug_selftesting(void);
 void odebug_disable(void);
 
 /*
+ * "start-steps.c": a time stamp at each step of the start, in the bench
+ * build of the library only (bench/start-steps/, bench-start --steps).
+ */
+#ifdef ODEBUG_START_STEPS
+void odebug_start_step(const char *name);
+void odebug_start_steps_flush(void);
+#else
+static inline void odebug_start_step(const char *name) { (void)name; }
+static inline void odebug_start_steps_flush(void) { }
+#endif
+
+/*
  * True when the debug_object_* calls should do their work.  Disabled, this
  * is a load and a compare that always goes the same way.
  */

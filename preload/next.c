@@ -257,13 +257,18 @@ static void check_binding(void)
  */
 __attribute__((constructor(101))) static void preload_constructor(void)
 {
+	odebug_start_step("loaded");
 	resolve_all();
+	odebug_start_step("next.c: free, realloc, munmap...");
 	odebug_enable_slow();
+	odebug_start_step("decided (init.c)");
 	/* Decided on (started or IDLE): free(NULL) then marks the binding. */
 	if (odebug_load(&odebug_mode) >= ODEBUG_MODE_ON) {
 		odebug_guard_enter();	/* the probe's blocks are not ours to check */
 		odebug_free_probe();
 		odebug_guard_exit();
+		odebug_start_step("free() probe");
 		check_binding();
 	}
+	odebug_start_step("free() binding");
 }
