@@ -75,19 +75,15 @@ __asm__(".text\n"
 #define KNOWN_PAGES	4
 
 struct mem {
-	uintptr_t lo, hi;		/* mapped: read directly */
+	uintptr_t lo, last;		/* a word at [lo, last] is mapped: read directly */
 	uintptr_t page[KNOWN_PAGES];	/* pages read once without a fault */
 	unsigned int next;
 };
 
-static bool read_word(struct mem *m, uintptr_t addr, uintptr_t *out)
+static __attribute__((noinline)) bool read_checked(struct mem *m, uintptr_t addr, uintptr_t *out)
 {
 	unsigned int i;
 
-	if (m->hi - m->lo >= sizeof(*out) && addr >= m->lo && addr <= m->hi - sizeof(*out)) {
-		memcpy(out, (const void *)addr, sizeof(*out));
-		return true;
-	}
 	if ((addr & ~PAGE_MASK) <= 4096 - sizeof(*out))
 		for (i = 0; i < KNOWN_PAGES; i++)
 			if (m->page[i] && m->page[i] == (addr & PAGE_MASK)) {
@@ -101,6 +97,15 @@ static bool read_word(struct mem *m, uintptr_t addr, uintptr_t *out)
 		m->next = (m->next + 1) % KNOWN_PAGES;
 	}
 	return true;
+}
+
+static inline bool read_word(struct mem *m, uintptr_t addr, uintptr_t *out)
+{
+	if (likely(addr >= m->lo && addr <= m->last)) {
+		memcpy(out, (const void *)addr, sizeof(*out));
+		return true;
+	}
+	return read_checked(m, addr, out);
 }
 
 /* --- the encoded numbers of .eh_frame ---------------------------------- */
@@ -736,13 +741,15 @@ static bool frame_pointer_step(struct walk *w, struct regs *regs)
 /*
  * A rule of the common kind, in one word: the CFA's offset (bits 0-31)
  * from rsp or rbp (bit 32), rbp's slot from the CFA (bits 33-48, with bit
- * 49 set when saved), and the table's epoch (bits 50-63), so that a rule
- * kept before a module was unloaded is never used after.
+ * 49 set when saved), or the stack's end (bit 50: the return address is
+ * undefined, as in _start), and the table's epoch (bits 51-63), so that
+ * a rule kept before a module was unloaded is never used after.
  */
 #define KEPT		1024		/* a power of two: 16 KiB */
 #define K_RBP		(1ull << 32)
 #define K_SAVED		(1ull << 49)
-#define K_EPOCH_SHIFT	50
+#define K_END		(1ull << 50)
+#define K_EPOCH_SHIFT	51
 
 static ODEBUG_LARGE struct kept {
 	uintptr_t pc;
@@ -762,7 +769,7 @@ static size_t slot_of(uintptr_t pc)
 
 static uint64_t epoch_bits(void)
 {
-	return (uint64_t)(__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) & 0x3fff) << K_EPOCH_SHIFT;
+	return (uint64_t)(__atomic_load_n(&epoch, __ATOMIC_ACQUIRE) & 0x1fff) << K_EPOCH_SHIFT;
 }
 
 /* The rule kept for @pc, 0 if none.  The address read again after the rule: a writer marks it first. */
@@ -788,6 +795,10 @@ static void keep(uintptr_t pc, const struct rules *r)
 	uint64_t rule;
 	int i;
 
+	if (r->how[R_RA] == UNDEF || r->how[R_RA] == UNSET) {
+		rule = K_END | epoch_bits();
+		goto store;
+	}
 	if (r->cfa_expr || (r->cfa_reg != R_RSP && r->cfa_reg != R_RBP) ||
 	    r->cfa_off != (int32_t)r->cfa_off || r->how[R_RA] != OFFSET || r->val[R_RA] != -8 ||
 	    (r->how[R_RSP] != UNSET && r->how[R_RSP] != SAME))
@@ -805,6 +816,7 @@ static void keep(uintptr_t pc, const struct rules *r)
 		if (r->how[i] == REG || r->how[i] == EXPR || r->how[i] == VAL_EXPR ||
 		    r->how[i] == VAL_OFFSET)
 			return;
+store:
 	/* One writer a slot (1 marks it taken); a reader that meets one misses. */
 	old = __atomic_load_n(&k->pc, __ATOMIC_RELAXED);
 	if (old == 1 || !__atomic_compare_exchange_n(&k->pc, &old, 1, false,
@@ -816,8 +828,11 @@ static void keep(uintptr_t pc, const struct rules *r)
 
 static bool kept_step(struct walk *w, uint64_t rule, struct regs *regs)
 {
-	uintptr_t cfa = regs->r[rule & K_RBP ? R_RBP : R_RSP] + (uintptr_t)(int64_t)(int32_t)rule;
+	uintptr_t cfa;
 
+	if (rule & K_END)
+		return false;
+	cfa = regs->r[rule & K_RBP ? R_RBP : R_RSP] + (uintptr_t)(int64_t)(int32_t)rule;
 	if (!read_word(&w->mem, cfa - 8, &regs->r[R_RA]))
 		return false;
 	if ((rule & K_SAVED) &&
@@ -845,10 +860,10 @@ static bool step(struct walk *w, struct regs *regs, bool *exact)
 		if (!kept_step(w, rule, regs))
 			return false;
 	} else if (rules_at(w, pc, &r, &signal)) {
-		if (!apply(w, &r, regs))
-			return false;
 		if (!signal)
 			keep(pc, &r);
+		if (!apply(w, &r, regs))
+			return false;
 	} else if (!frame_pointer_step(w, regs)) {
 		return false;
 	}
@@ -866,9 +881,10 @@ static void mem_init(struct mem *m, uintptr_t sp)
 	uintptr_t top = odebug_stack_top();
 
 	memset(m, 0, sizeof(*m));
-	if (top > 1 && sp >= odebug_tls.stack_lo && sp < top) {
+	m->lo = 1;			/* none */
+	if (top > sizeof(uintptr_t) && sp >= odebug_tls.stack_lo && sp <= top - sizeof(uintptr_t)) {
 		m->lo = sp;
-		m->hi = top;
+		m->last = top - sizeof(uintptr_t);
 	}
 }
 
