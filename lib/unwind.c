@@ -913,6 +913,14 @@ __attribute__((noinline)) int odebug_unwind(void **pcs, int max)
 
 #else
 
+/* Not built here: backtrace.c uses libunwind (or glibc's backtrace()). */
+int odebug_unwind(void **pcs, int max)
+{
+	(void)pcs;
+	(void)max;
+	return 0;
+}
+
 void odebug_unwind_forget(void)
 {
 }
