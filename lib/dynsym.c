@@ -50,19 +50,20 @@ bool odebug_dynsyms_of(uintptr_t bias, const ElfW(Dyn) *dyn, struct odebug_dynsy
 }
 
 /*
- * Is symbol @i @name's definition, of its default version?  An undefined
- * symbol with a value is a non-PIE executable's canonical PLT entry, a
- * hidden version (versym bit 15) one that unversioned lookups pass over.
+ * Is symbol @i @name's definition, of its default version (with @any, of
+ * any version)?  An undefined symbol with a value is a non-PIE
+ * executable's canonical PLT entry, a hidden version (versym bit 15) one
+ * that unversioned lookups pass over.
  */
-static bool defines(const struct odebug_dynsyms *s, uint32_t i, const char *name)
+static bool defines(const struct odebug_dynsyms *s, uint32_t i, const char *name, bool any)
 {
 	const ElfW(Sym) *sym = &s->sym[i];
 
 	return sym->st_shndx != SHN_UNDEF && sym->st_value && !strcmp(s->str + sym->st_name, name) &&
-	       !(s->versym && (s->versym[i] & 0x8000));
+	       (any || !(s->versym && (s->versym[i] & 0x8000)));
 }
 
-static const ElfW(Sym) *gnu_lookup(const struct odebug_dynsyms *s, const char *name)
+static const ElfW(Sym) *gnu_lookup(const struct odebug_dynsyms *s, const char *name, bool any)
 {
 	const uint32_t *h = s->gnu_hash;
 	uint32_t nbuckets = h[0], symoffset = h[1], bloom_size = h[2], shift = h[3];
@@ -83,7 +84,7 @@ static const ElfW(Sym) *gnu_lookup(const struct odebug_dynsyms *s, const char *n
 	for (i = buckets[gh % nbuckets]; i >= symoffset && i; i++) {
 		uint32_t ch = chain[i - symoffset];
 
-		if ((ch | 1) == (gh | 1) && defines(s, i, name))
+		if ((ch | 1) == (gh | 1) && defines(s, i, name, any))
 			return &s->sym[i];
 		if (ch & 1)
 			break;
@@ -91,7 +92,7 @@ static const ElfW(Sym) *gnu_lookup(const struct odebug_dynsyms *s, const char *n
 	return NULL;
 }
 
-static const ElfW(Sym) *sysv_lookup(const struct odebug_dynsyms *s, const char *name)
+static const ElfW(Sym) *sysv_lookup(const struct odebug_dynsyms *s, const char *name, bool any)
 {
 	const uint32_t *h = s->hash, *bucket = &h[2], *chain = &bucket[h[0]];
 	uint32_t hv = 0, g, i, steps = 0;
@@ -106,7 +107,7 @@ static const ElfW(Sym) *sysv_lookup(const struct odebug_dynsyms *s, const char *
 	if (!h[0])
 		return NULL;
 	for (i = bucket[hv % h[0]]; i && i < h[1] && steps++ < h[1]; i = chain[i])
-		if (defines(s, i, name))
+		if (defines(s, i, name, any))
 			return &s->sym[i];
 	return NULL;
 }
@@ -118,5 +119,11 @@ static const ElfW(Sym) *sysv_lookup(const struct odebug_dynsyms *s, const char *
  */
 const ElfW(Sym) *odebug_dynsym_lookup(const struct odebug_dynsyms *s, const char *name)
 {
-	return s->gnu_hash ? gnu_lookup(s, name) : sysv_lookup(s, name);
+	return s->gnu_hash ? gnu_lookup(s, name, false) : sysv_lookup(s, name, false);
+}
+
+/* The same, of any version (a name dlvsym() may find at a version not the default). */
+const ElfW(Sym) *odebug_dynsym_lookup_any(const struct odebug_dynsyms *s, const char *name)
+{
+	return s->gnu_hash ? gnu_lookup(s, name, true) : sysv_lookup(s, name, true);
 }

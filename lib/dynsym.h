@@ -22,6 +22,7 @@ struct odebug_dynsyms {
 
 bool odebug_dynsyms_of(uintptr_t bias, const ElfW(Dyn) *dyn, struct odebug_dynsyms *s);
 const ElfW(Sym) *odebug_dynsym_lookup(const struct odebug_dynsyms *s, const char *name);
+const ElfW(Sym) *odebug_dynsym_lookup_any(const struct odebug_dynsyms *s, const char *name);
 const ElfW(Dyn) *odebug_dynamic_of(const struct dl_phdr_info *info);
 
 #endif /* ODEBUG_DYNSYM_H */

@@ -66,6 +66,7 @@ void odebug_disable(void)
 static odebug_spinlock_t start_lock;
 static int start_owner;
 static bool started, selftesting;
+static bool decided_on;		/* the exit-time options apply, even after a switch-off */
 
 /*
  * The start's selftest runs before the mode is ON for everyone: in this
@@ -204,6 +205,7 @@ static enum odebug_mode decide(void)
 	odebug_trim_note();
 	odebug_guard_exit();
 	odebug_start_step("trim");
+	odebug_store(&decided_on, true);
 	return ODEBUG_MODE_IDLE;
 }
 
@@ -312,7 +314,8 @@ __attribute__((constructor)) static void odebug_constructor(void)
  */
 __attribute__((destructor)) static void odebug_destructor(void)
 {
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT && odebug_tls.guard == 0)
+	/* Never decided on (ODEBUG unset): nothing to say, no page of it touched. */
+	if (odebug_load(&decided_on) && odebug_tls.guard == 0)
 		odebug_report_at_exit();
 }
 

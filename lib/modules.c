@@ -125,7 +125,7 @@ struct patch {
 /* Point one slot at the wrapper, through a RELRO page if it is one. */
 static void put_slot(struct patch *p, void **slot)
 {
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	size_t psz = (size_t)getpagesize();
 	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(psz - 1);
 	bool ro = (uintptr_t)slot >= p->relro_lo && (uintptr_t)slot < p->relro_hi;
 

@@ -109,3 +109,43 @@ void *odebug_object_definition(const char *base, const char *name)
 	dlclose(h);
 	return o.p;
 }
+
+struct elsewhere {
+	const char *name;
+	uintptr_t self;		/* an address of ours */
+	bool found;
+};
+
+static int defined_elsewhere(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct elsewhere *e = data;
+	struct odebug_dynsyms s;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && e->self >= lo && e->self - lo < ph->p_memsz)
+			return 0;	/* ours */
+	}
+	e->found = odebug_dynsyms_of(info->dlpi_addr, odebug_dynamic_of(info), &s) &&
+		   odebug_dynsym_lookup_any(&s, e->name);
+	return e->found;
+}
+
+/*
+ * Does a loaded object other than libodebug define @name, at any version?
+ * Asked before a lookup that may well fail (a C program has no operator
+ * delete, no sanitizer): a failed dlsym() allocates its message, and the
+ * first allocation of a process that never allocates (/bin/true) makes
+ * its heap.
+ */
+bool odebug_defined_elsewhere(const char *name)
+{
+	struct elsewhere e = { name, (uintptr_t)odebug_defined_elsewhere, false };
+
+	dl_iterate_phdr(defined_elsewhere, &e);
+	return e.found;
+}

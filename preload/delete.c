@@ -157,9 +157,11 @@ static void delete_resolve(void)
 	bool found[FORMS];
 
 	for (f = 0; f < FORMS; f++) {
-		void *fn = dlvsym(RTLD_NEXT, forms[f].name, forms[f].version);
+		/* A C program has none: no failed lookup's malloc then. */
+		void *fn = NULL;
 
-		if (!fn)
+		if (odebug_defined_elsewhere(forms[f].name) &&
+		    !(fn = dlvsym(RTLD_NEXT, forms[f].name, forms[f].version)))
 			fn = dlsym(RTLD_NEXT, forms[f].name);
 		found[f] = fn != NULL;
 		if (fn)

@@ -37,7 +37,7 @@ static bool threads_prepared;
 /* Before any thread of the program's: lib/stack.c relies on this hook. */
 __attribute__((constructor(101))) static void thread_hook_here(void)
 {
-	threads_prepared = !dlsym(RTLD_DEFAULT, "__tsan_init");
+	threads_prepared = !odebug_defined_elsewhere("__tsan_init");	/* no failed dlsym()'s malloc */
 	odebug_thread_hook = threads_prepared;
 }
 
