@@ -8,16 +8,18 @@
  * Starts `sh -c true` (--true: /bin/true) N times a round, plainly, with
  * LIB preloaded and ODEBUG unset, and with LIB and ODEBUG=1 (and BASE the
  * same two ways, given another build of the library to compare with), the
- * variants alternated within each round.  Per variant: the median over the
- * rounds of each round's mean wall time per start, CPU (user + system, the
- * child's own) and minor faults; then each variant minus plain, the
+ * variants alternated start by start, so that each meets the same load
+ * (the machine may be shared).  Per variant: the median over the rounds
+ * of each round's median wall time per start, mean CPU (user + system,
+ * the child's own) and minor faults; then each variant minus plain, the
  * difference taken within each round (which had the same load) and its
  * median, with the rounds' range.  The child's environment is ours with
  * LD_PRELOAD, ODEBUG and ODEBUG_OPTIONS replaced.
  *
  * --steps: where the time goes.  STEPS_LIB is the library built with a
  * time stamp at each step of its start (bench/start-steps/); each start,
- * ODEBUG unset and ODEBUG=1 alternated, writes its stamps to a pipe.
+ * ODEBUG unset and ODEBUG=1 alternated start by start, writes its stamps
+ * to a pipe.
  * Printed: the median of each step's time over every start, from the
  * spawn to our first constructor (the exec, the loader's mapping and
  * relocating), each constructor's steps, then the program to our last
@@ -47,6 +49,7 @@ struct variant {
 	const char *preload;	/* NULL: plain */
 	bool on;
 	char **envp;
+	double *one;			/* this round's wall time of each start */
 	double wall[MAX_ROUNDS], cpu[MAX_ROUNDS], faults[MAX_ROUNDS];
 };
 
@@ -84,34 +87,55 @@ static char **make_env(const struct variant *v)
 	return envp;
 }
 
-/* One round of @runs starts: mean wall, CPU (ms) and faults per start. */
-static void round_of(struct variant *v, char *const argv[], int runs, int r)
+/* One start of @v: its wall time (ms); its CPU time and faults added to the round's. */
+static double start_once(struct variant *v, char *const argv[], int r)
 {
-	double t0, cpu = 0, faults = 0;
-	int i;
+	struct rusage ru;
+	int status;
+	double t0 = now();
+	pid_t pid;
 
-	t0 = now();
-	for (i = 0; i < runs; i++) {
-		struct rusage ru;
-		int status;
-		pid_t pid;
-
-		if (posix_spawn(&pid, argv[0], NULL, NULL, argv, v->envp)) {
-			perror(argv[0]);
-			exit(2);
-		}
-		if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
-		    WEXITSTATUS(status)) {
-			fprintf(stderr, "bench-start: %s failed (%s)\n", argv[0], v->name);
-			exit(2);
-		}
-		cpu += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
-		       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
-		faults += (double)ru.ru_minflt;
+	if (posix_spawn(&pid, argv[0], NULL, NULL, argv, v->envp)) {
+		perror(argv[0]);
+		exit(2);
 	}
-	v->wall[r] = (now() - t0) * 1e3 / runs;
-	v->cpu[r] = cpu / runs;
-	v->faults[r] = faults / runs;
+	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "bench-start: %s failed (%s)\n", argv[0], v->name);
+		exit(2);
+	}
+	v->cpu[r] += (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
+	v->faults[r] += (double)ru.ru_minflt;
+	return (now() - t0) * 1e3;
+}
+
+static void stats(double *x, int n, double out[3]);
+
+/*
+ * Round @r: @runs starts of each variant, interleaved one by one (the
+ * order turning each time), so that every variant meets the same load;
+ * each variant's median wall time per start (a start the scheduler
+ * delayed moves a mean, not the median), mean CPU (ms) and faults.
+ */
+static void round_of(struct variant *v, int nv, char *const argv[], int runs, int r)
+{
+	double st[3];
+	int i, k;
+
+	for (k = 0; k < nv; k++)
+		v[k].cpu[r] = v[k].faults[r] = 0;
+	for (i = 0; i < runs; i++)
+		for (k = 0; k < nv; k++) {
+			struct variant *x = &v[(k + i + r) % nv];
+
+			x->one[i] = start_once(x, argv, r);
+		}
+	for (k = 0; k < nv; k++) {
+		stats(v[k].one, runs, st);
+		v[k].wall[r] = st[0];
+		v[k].cpu[r] /= runs;
+		v[k].faults[r] /= runs;
+	}
 }
 
 static int cmp(const void *a, const void *b)
@@ -270,11 +294,10 @@ static void run_steps(const char *lib, char **cmd, int runs, int rounds)
 		v[m].envp[i + 1] = NULL;
 	}
 	for (r = 0; r < rounds; r++)
-		for (m = 0; m < 2; m++)
-			for (i = 0; i < runs; i++)
-				steps_once(v[m].envp, cmd, m, cap);
-	printf("%s, %d starts of each, alternated by rounds: median time of each step\n",
-	       cmd[0], cap);
+		for (i = 0; i < runs; i++)
+			for (m = 0; m < 2; m++)
+				steps_once(v[(m + i) % 2].envp, cmd, (m + i) % 2, cap);
+	printf("%s, %d starts of each, alternated: median time of each step\n", cmd[0], cap);
 	for (m = 0; m < 2; m++) {
 		printf("%s:\n", v[m].name);
 		print_steps(m);
@@ -327,15 +350,16 @@ int main(int argc, char **argv)
 		v[nv++] = (struct variant){ .name = "base unset", .preload = argv[2] };
 		v[nv++] = (struct variant){ .name = "base ODEBUG=1", .preload = argv[2], .on = true };
 	}
-	for (i = 0; i < nv; i++)
+	for (i = 0; i < nv; i++) {
 		v[i].envp = make_env(&v[i]);
-	/* Warm the page cache and the loader's caches first. */
-	for (i = 0; i < nv; i++)
-		round_of(&v[i], cmd, 10, 0);
+		v[i].one = calloc((size_t)(runs > 10 ? runs : 10), sizeof(double));
+		if (!v[i].one)
+			exit(2);
+	}
+	round_of(v, nv, cmd, 10, 0);	/* warm the page cache and the loader's caches */
 	for (r = 0; r < rounds; r++)
-		for (i = 0; i < nv; i++)
-			round_of(&v[(i + r) % nv], cmd, runs, r);
-	printf("%s, %d starts a round, %d rounds alternated: medians [min - max] of the rounds\n",
+		round_of(v, nv, cmd, runs, r);
+	printf("%s, %d starts of each a round, alternated, %d rounds: medians [min - max] of the rounds\n",
 	       cmd == sh ? "sh -c true" : "/bin/true", runs, rounds);
 	for (i = 0; i < nv; i++)
 		print_variant(&v[i], rounds);
