@@ -4,6 +4,7 @@
  * (dynsym.h).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <string.h>
 
 #include "dynsym.h"
@@ -126,4 +127,49 @@ const ElfW(Sym) *odebug_dynsym_lookup(const struct odebug_dynsyms *s, const char
 const ElfW(Sym) *odebug_dynsym_lookup_any(const struct odebug_dynsyms *s, const char *name)
 {
 	return s->gnu_hash ? gnu_lookup(s, name, true) : sysv_lookup(s, name, true);
+}
+
+struct in_object {
+	const char *base, *name;
+	void *p;
+	bool seen;
+};
+
+static int object_symbol(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct in_object *o = data;
+	const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+	struct odebug_dynsyms s;
+	const ElfW(Sym) *sym;
+
+	(void)size;
+	if (!slash || strcmp(slash + 1, o->base))
+		return 0;
+	o->seen = true;
+	if (odebug_dynsyms_of(info->dlpi_addr, odebug_dynamic_of(info), &s) &&
+	    (sym = odebug_dynsym_lookup(&s, o->name)) &&
+	    ELF64_ST_TYPE(sym->st_info) != STT_GNU_IFUNC)
+		o->p = (void *)(info->dlpi_addr + sym->st_value);
+	return 1;
+}
+
+/*
+ * @name as the loaded object whose file is named @base defines it (its
+ * default version), as dlsym() on a dlopen(@base, RTLD_NOLOAD) handle
+ * answers for a function the object defines itself; NULL if it is not
+ * loaded or does not.  No dlopen() when a file of that name is loaded:
+ * ours would rescan for modules.
+ */
+void *odebug_object_definition(const char *base, const char *name)
+{
+	struct in_object o = { base, name, NULL, false };
+	void *h;
+
+	dl_iterate_phdr(object_symbol, &o);
+	if (o.seen || !(h = dlopen(base, RTLD_LAZY | RTLD_NOLOAD)))
+		return o.p;
+	/* Loaded under another file name than its soname: the loader knows it. */
+	o.p = dlsym(h, name);
+	dlclose(h);
+	return o.p;
 }

@@ -3,7 +3,8 @@
  * dynsym.h - an object's dynamic symbols, looked up in its own hash table
  * (dynsym.c), for the start's questions: which definition the program's
  * calls reach (preload/definition.c), how long libc's dlclose() is
- * (backtrace.c).  No loader call, no allocation.
+ * (backtrace.c), libc's own malloc() and clone() (preload/free.c,
+ * helper.c).  No loader call, no allocation.
  */
 #ifndef ODEBUG_DYNSYM_H
 #define ODEBUG_DYNSYM_H
@@ -24,5 +25,6 @@ bool odebug_dynsyms_of(uintptr_t bias, const ElfW(Dyn) *dyn, struct odebug_dynsy
 const ElfW(Sym) *odebug_dynsym_lookup(const struct odebug_dynsyms *s, const char *name);
 const ElfW(Sym) *odebug_dynsym_lookup_any(const struct odebug_dynsyms *s, const char *name);
 const ElfW(Dyn) *odebug_dynamic_of(const struct dl_phdr_info *info);
+void *odebug_object_definition(const char *base, const char *name);
 
 #endif /* ODEBUG_DYNSYM_H */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynsym.h"
 #include "internal.h"
 #include "next.h"
 
