@@ -33,7 +33,6 @@
 #if defined(__x86_64__) && !ODEBUG_TSAN
 
 /* DWARF's register numbers on x86-64: 16 is the return address column. */
-#define R_RBX	3
 #define R_RBP	6
 #define R_RSP	7
 #define R_RA	16
@@ -261,9 +260,8 @@ static bool parse_cie(const uint8_t *p, struct cie *cie)
 	aug = (const char *)c.p;
 	while (c.p < c.end && *c.p)
 		c.p++;
-	c.p++;
-	if (version != 1 && version != 3)
-		return false;
+	if (c.p++ >= c.end || (version != 1 && version != 3))
+		return false;	/* an augmentation string that does not end in the entry */
 	cie->code_align = get_uleb(&c);
 	cie->data_align = get_sleb(&c);
 	cie->ra = version == 1 ? (unsigned int)get_n(&c, 1) : (unsigned int)get_uleb(&c);
