@@ -2,10 +2,13 @@
 /*
  * backtrace.c - capturing the culprit's frames.
  *
- * libunwind is dlopen'ed RTLD_LOCAL, and only when libodebug is enabled:
- * linked normally it would export its _Unwind_* symbols into the global
- * scope and take over the host program's C++ exception unwinding.  Capture
- * uses unw_backtrace (about 11 ns a frame); naming frames is left to
+ * On x86-64 the frames are read from the call-frame information with
+ * nothing loaded (unwind.c).  libunwind is loaded only where that walk is
+ * not built (other architectures) and with origins=1, whose every
+ * annotation captures a stack (unw_backtrace, about 11 ns a frame): by
+ * the constructor, dlopen'ed RTLD_LOCAL, since linked normally it would
+ * export its _Unwind_* symbols into the global scope and take over the
+ * host program's C++ exception unwinding.  Naming frames is left to
  * symbolize.c, at report time only.
  */
 #define _GNU_SOURCE
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynsym.h"
 #include "internal.h"
 
 /* Only for the names of the stepping calls priming uses (prime()). */
@@ -94,21 +98,41 @@ static int find_text(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
+struct find_sym {
+	uintptr_t addr;
+	const char *name;
+	size_t size;		/* the symbol's, 0 if not found at addr */
+};
+
+/* The object whose executable segment holds ctx->addr: that segment, and @name's size. */
+static int find_sym(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_sym *fs = data;
+	struct find_text ft = { fs->addr, &libc_lo, &libc_hi };
+	struct odebug_dynsyms s;
+	const ElfW(Sym) *sym;
+
+	if (!find_text(info, size, &ft))
+		return 0;
+	if (odebug_dynsyms_of(info->dlpi_addr, odebug_dynamic_of(info), &s) &&
+	    (sym = odebug_dynsym_lookup(&s, fs->name)) &&
+	    info->dlpi_addr + sym->st_value == fs->addr)
+		fs->size = sym->st_size;
+	return 1;
+}
+
+/* libc's dlclose() and its text, from libc's own hash table (not dladdr()'s scan). */
 static void find_dlclose(void)
 {
-	const ElfW(Sym) *sym = NULL;
-	void *fn = dlsym(RTLD_NEXT, "dlclose");
-	struct find_text ft = { (uintptr_t)fn, &libc_lo, &libc_hi };
-	Dl_info info;
+	struct find_sym fs = { (uintptr_t)dlsym(RTLD_NEXT, "dlclose"), "dlclose", 0 };
 
-	if (!fn || !dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym ||
-	    !sym->st_size || !info.dli_saddr)
+	if (!fs.addr)
 		return;
-	dl_iterate_phdr(find_text, &ft);
-	if (!libc_hi)
+	dl_iterate_phdr(find_sym, &fs);
+	if (!libc_hi || !fs.size)
 		return;
-	dlclose_lo = (uintptr_t)info.dli_saddr;
-	__atomic_store_n(&dlclose_hi, dlclose_lo + sym->st_size, __ATOMIC_RELEASE);
+	dlclose_lo = fs.addr;
+	__atomic_store_n(&dlclose_hi, dlclose_lo + fs.size, __ATOMIC_RELEASE);
 }
 
 /*
@@ -157,6 +181,8 @@ void odebug_backtrace_init(void)
 
 	dl_iterate_phdr(find_text, &ft);
 	find_dlclose();
+	if (ODEBUG_OWN_UNWIND && !odebug_opt.origins)
+		return;		/* nothing to load: unwind.c */
 	handle = ODEBUG_TSAN ? NULL : dlopen(ODEBUG_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (handle) {
 		*(void **)&getcontext_fn = dlsym(handle, UNW_NAME(unw_tdep_getcontext));
@@ -214,6 +240,8 @@ int odebug_backtrace(void **pcs, int max)
 		n = unw_backtrace_fn(pcs, max);
 	else if (unw_backtrace_fn)
 		n = step_backtrace(pcs, max);
+	else if (ODEBUG_OWN_UNWIND)
+		n = odebug_unwind(pcs, max);
 	else
 		n = backtrace(pcs, max);
 	odebug_guard_exit();

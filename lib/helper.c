@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dynsym.h"
 #include "internal.h"
 
 /* The raw calls used where the libc wrapper is a cancellation point. */
@@ -166,11 +167,8 @@ static int (*libc_clone)(int (*fn)(void *), void *stack, int flags, void *arg, .
 
 void odebug_helper_init(void)
 {
-	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-
-	/* Never dlclose()d: libc stays, and our own dlclose() would run. */
-	if (libc)
-		*(void **)&libc_clone = dlsym(libc, "clone");
+	/* libc's own clone(), from its hash table: no dlopen(), ours rescans. */
+	*(void **)&libc_clone = odebug_object_definition("libc.so.6", "clone");
 }
 
 /**

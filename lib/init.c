@@ -66,6 +66,7 @@ void odebug_disable(void)
 static odebug_spinlock_t start_lock;
 static int start_owner;
 static bool started, selftesting;
+static bool decided_on;		/* the exit-time options apply, even after a switch-off */
 
 /*
  * The start's selftest runs before the mode is ON for everyone: in this
@@ -157,15 +158,19 @@ static bool wanted(void)
 /*
  * The first half, in our constructor (under the loader's lock, where
  * loading and allocating are safe): decide, read the options (and say what
- * is wrong with them), read the suppressions, and do everything that needs
- * the loader or malloc(): load and prime libunwind, find libc's dlclose()
- * and clone(), create the thread keys, learn this thread's and the main
- * thread's stack.
+ * is wrong with them), read the suppressions, and do what needs the
+ * loader or malloc() and is cheap: find libc's dlclose() and clone() in
+ * their objects' own hash tables, create the thread keys, learn this
+ * thread's stack when it is not the main one.  What is dear is left to
+ * when it is needed: libunwind is loaded only with origins=1 (or where
+ * unwind.c is not built: then here, and primed), the main thread's stack
+ * is learned by the start without allocating.
  * preload/next.c then checks the free() binding: the mode is IDLE, decided
  * on.  Nothing here maps the table or the pool: a process that never
  * annotates an object (a shell, make, git under ODEBUG=1) pays for this
- * only.  An API call made before our constructor (another library's
- * constructor) decides here too, on the loader's thread.
+ * only, each step timed by bench-start --steps (BENCHMARKS.md).  An API
+ * call made before our constructor (another library's constructor)
+ * decides here too, on the loader's thread.
  */
 static enum odebug_mode decide(void)
 {
@@ -174,6 +179,7 @@ static enum odebug_mode decide(void)
 	odebug_options_parse(odebug_getenv("ODEBUG_OPTIONS"));
 	if (odebug_opt.help)
 		odebug_options_help();
+	odebug_start_step("options");
 	odebug_guard_enter();
 	if (odebug_gettid() == getpid())
 		odebug_stack_note_main();
@@ -181,33 +187,44 @@ static enum odebug_mode decide(void)
 	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_builtin_init();
+	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	odebug_start_step("atfork");
 	odebug_backtrace_init();
+	odebug_start_step("backtrace");
 	odebug_helper_init();
+	odebug_start_step("helper");
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();
-	odebug_thread_begin(true);	/* this thread's stack and unwinder, and main's stack */
+	odebug_start_step("origins, stack keys");
+	odebug_thread_begin();		/* this thread's stack (not main's) and unwinder */
+	odebug_start_step("thread");
 	odebug_modules_scan();		/* annotation modules of the libraries loaded */
+	odebug_start_step("modules");
 	odebug_trim_note();
 	odebug_guard_exit();
+	odebug_start_step("trim");
+	odebug_store(&decided_on, true);
 	return ODEBUG_MODE_IDLE;
 }
 
 /*
  * The second half, on the first API call (never from free(), which has
  * nothing to check until an object is tracked, and never inside a report,
- * which needs an API call to have happened first): the table, the pool,
- * the depot, the selftest.  The start lock is held, so this makes no
- * loader call (a dlopen() on another thread may be waiting for the start
- * lock under the loader's lock) and no allocation (the first call may come
- * from a signal handler that interrupted malloc): raw mmap() and the API's
- * own calls only.  It runs on the caller's stack, within a report's budget
- * (RELIABILITY.md, "The start").
+ * which needs an API call to have happened first): the main thread's
+ * stack, the table, the pool, the depot, the selftest.  The start lock is
+ * held, so this makes no loader call (a dlopen() on another thread may be
+ * waiting for the start lock under the loader's lock) and no allocation
+ * (the first call may come from a signal handler that interrupted
+ * malloc): raw system calls (mmap(), /proc/self/maps read into a static
+ * buffer) and the API's own calls only.  It runs on the caller's stack,
+ * within a report's budget (RELIABILITY.md, "The start").
  */
 static enum odebug_mode start(void)
 {
 	odebug_guard_enter();
+	odebug_stack_learn_main();
 	if (!odebug_table_init() || !odebug_pool_init() ||
 	    (odebug_opt.origins && !odebug_depot_init())) {
 		/* Nothing mapped stays behind (each init undoes its own). */
@@ -283,9 +300,12 @@ bool odebug_start_slow(void)
 	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
 }
 
+/* Our last constructor (the core is linked after the interposers). */
 __attribute__((constructor)) static void odebug_constructor(void)
 {
 	odebug_enable_slow();
+	odebug_start_step("the other constructors");
+	odebug_start_steps_flush();
 }
 
 /*
@@ -294,7 +314,8 @@ __attribute__((constructor)) static void odebug_constructor(void)
  */
 __attribute__((destructor)) static void odebug_destructor(void)
 {
-	if (odebug_load(&odebug_mode) != ODEBUG_MODE_UNINIT && odebug_tls.guard == 0)
+	/* Never decided on (ODEBUG unset): nothing to say, no page of it touched. */
+	if (odebug_load(&decided_on) && odebug_tls.guard == 0)
 		odebug_report_at_exit();
 }
 

@@ -67,6 +67,18 @@ bool odebug_selftesting(void);
 void odebug_disable(void);
 
 /*
+ * "start-steps.c": a time stamp at each step of the start, in the bench
+ * build of the library only (bench/start-steps/, bench-start --steps).
+ */
+#ifdef ODEBUG_START_STEPS
+void odebug_start_step(const char *name);
+void odebug_start_steps_flush(void);
+#else
+static inline void odebug_start_step(const char *name) { (void)name; }
+static inline void odebug_start_steps_flush(void) { }
+#endif
+
+/*
  * True when the debug_object_* calls should do their work.  Disabled, this
  * is a load and a compare that always goes the same way.
  */
@@ -406,6 +418,19 @@ bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, ch
 bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone);
 void odebug_backtrace_skip_through(const void *fn);
 
+/*
+ * "unwind.c": capturing return addresses from the call-frame information,
+ * with nothing loaded (x86-64, not under ThreadSanitizer); elsewhere
+ * libunwind, loaded by the constructor.
+ */
+#if defined(__x86_64__) && !ODEBUG_TSAN
+#define ODEBUG_OWN_UNWIND 1
+#else
+#define ODEBUG_OWN_UNWIND 0
+#endif
+int odebug_unwind(void **pcs, int max);
+void odebug_unwind_forget(void);
+
 /* "trim.c": the start's pages given back */
 #define ODEBUG_TRIM_STARTED	1
 #define ODEBUG_TRIM_THREADED	2
@@ -418,11 +443,12 @@ bool odebug_self_holds(const void *p);
 void odebug_stack_init(void);
 bool odebug_on_stack(uintptr_t addr, uintptr_t *stack_base);
 void odebug_stack_prepare(void);
-void odebug_stack_learn(bool main);
+void odebug_stack_learn(void);
+void odebug_stack_learn_main(void);
 void odebug_stack_forget(void);
 bool odebug_on_any_stack(uintptr_t addr);
 void odebug_stack_note_main(void);
-void odebug_thread_begin(bool main);	/* "thread.c" */
+void odebug_thread_begin(void);	/* "thread.c" */
 extern ODEBUG_HIDDEN bool odebug_thread_hook;
 void odebug_stack_watch_exit(void);
 /* A new returned-frames mark: the fast-path mark follows it outside the guard. */

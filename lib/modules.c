@@ -125,7 +125,7 @@ struct patch {
 /* Point one slot at the wrapper, through a RELRO page if it is one. */
 static void put_slot(struct patch *p, void **slot)
 {
-	size_t psz = (size_t)sysconf(_SC_PAGESIZE);
+	size_t psz = (size_t)getpagesize();
 	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(psz - 1);
 	bool ro = (uintptr_t)slot >= p->relro_lo && (uintptr_t)slot < p->relro_hi;
 
@@ -351,22 +351,46 @@ static void attach(size_t m, const char *libpath, const char *self)
 			       (char *)NULL);
 }
 
+/* libodebug itself: its load bias and file, found once. */
+static uintptr_t self_bias;
+static const char *self_file;
+
+static int find_self(struct dl_phdr_info *info, size_t size, void *data)
+{
+	uintptr_t me = (uintptr_t)data;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && me >= lo && me - lo < ph->p_memsz) {
+			self_bias = info->dlpi_addr;
+			self_file = info->dlpi_name;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 /* One pass: find the libraries to serve, load their modules, redirect. */
 static bool scan_once(void)
 {
 	struct scan s;
-	Dl_info self;
 	size_t m, k;
 	bool any = false;
 
 	memset(&s, 0, sizeof(s));
-	if (!dladdr((const void *)scan_once, &self))
+	if (!self_file)
+		dl_iterate_phdr(find_self, (void *)scan_once);
+	if (!self_file)
 		return false;
-	s.self = (uintptr_t)self.dli_fbase;
+	s.self = self_bias;
 	dl_iterate_phdr(visit, &s);
 	for (m = 0; m < NKNOWN; m++)
 		if (s.want[m]) {
-			attach(m, s.path[m], self.dli_fname);
+			attach(m, s.path[m], self_file);
 			any = any || loaded[m].mod;
 		}
 	if (!any && s.adds == last_adds)

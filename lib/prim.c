@@ -164,7 +164,7 @@ size_t odebug_read_mem(void *dst, const void *addr, size_t len)
 	long n = syscall(SYS_process_vm_readv, odebug_gettid(), &local, 1UL, &remote, 1UL, 0UL);
 
 	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t page = (uintptr_t)getpagesize();
 		uintptr_t p = (uintptr_t)addr & ~(page - 1);
 
 		n = (long)len;

@@ -13,6 +13,8 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "held-ext.h"
@@ -202,33 +204,103 @@ static bool stack_of(pthread_t thread, uintptr_t *lo, uintptr_t *hi)
 }
 
 /*
- * Learn this thread's stack bounds, and with @main the main thread's,
- * where it is safe to allocate: at the start (which dlopens libunwind
- * anyway) and in a thread's first instructions (our pthread_create()'s
- * trampoline).  For the main thread pthread_getattr_np() reads
- * /proc/self/maps with stdio: only at the start.
+ * Learn this thread's stack bounds where it is safe to allocate: in a
+ * thread's first instructions (our pthread_create()'s trampoline), and in
+ * the constructor when it runs on another thread than the main one.  Not
+ * the main thread's: for it pthread_getattr_np() reads /proc/self/maps
+ * with stdio, the dearest step of a process's start, and the start learns
+ * it without allocating instead (odebug_stack_learn_main()).
  */
-void odebug_stack_learn(bool main)
+void odebug_stack_learn(void)
 {
 	uintptr_t lo, hi;
-	bool learned = false;
 
-	if (main && !main_known && main_thread && stack_of(main_thread, &lo, &hi)) {
-		main_lo = lo;
-		main_hi = hi;
-		stacks_record(lo, hi);	/* for the process's life */
-		__atomic_store_n(&main_known, true, __ATOMIC_RELEASE);
-		/* On the main thread, one read of /proc/self/maps serves both. */
-		learned = pthread_equal(pthread_self(), main_thread);
-	}
-	if (stack_hi > 1)
+	if (stack_hi > 1 || (main_thread && pthread_equal(pthread_self(), main_thread)))
 		return;
-	if (learned || stack_of(pthread_self(), &lo, &hi)) {
+	if (stack_of(pthread_self(), &lo, &hi)) {
 		odebug_tls.stack_lo = lo;
 		odebug_tls.stack_len = stack_top(lo, hi) - lo;
 		stack_hi = hi;
 		stack_record(lo, hi);
 	}
+}
+
+extern void *__libc_stack_end;
+
+/* Maps' lines read at a time by main_mapping(): the start lock serialises. */
+static ODEBUG_LARGE char maps_buf[4096];
+
+/*
+ * The mapping of /proc/self/maps that holds @addr, [*@from, *@to), and the
+ * end of the one before it, *@last_to; raw calls, no allocation.  Each
+ * line is read as it comes, whatever its length: two hex numbers, then
+ * the rest skipped.
+ */
+static bool main_mapping(uintptr_t addr, uintptr_t *from, uintptr_t *to, uintptr_t *last_to)
+{
+	int fd = odebug_open_proc("maps");
+	uintptr_t v[2] = { 0, 0 };
+	int field = 0;
+	bool found = false;
+	long n;
+
+	if (fd < 0)
+		return false;
+	*last_to = 0;
+	while (!found && (n = syscall(SYS_read, fd, maps_buf, sizeof(maps_buf))) > 0) {
+		for (long i = 0; i < n && !found; i++) {
+			char c = maps_buf[i];
+			int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+
+			if (c == '\n') {
+				if (field >= 1 && v[0] <= addr && addr < v[1]) {
+					*from = v[0];
+					*to = v[1];
+					found = true;
+				} else {
+					*last_to = v[1];
+				}
+				v[0] = v[1] = 0;
+				field = 0;
+			} else if (field < 2 && d >= 0) {
+				v[field] = v[field] << 4 | (uintptr_t)d;
+			} else if (field < 2) {
+				field++;
+			}
+		}
+	}
+	syscall(SYS_close, fd);
+	return found;
+}
+
+/*
+ * The main thread's stack, as pthread_getattr_np() computes it (its top
+ * the page after __libc_stack_end's, as deep as RLIMIT_STACK allows down
+ * to the mapping below), learned by the start: raw calls and a static
+ * buffer, safe in a signal handler.  Without /proc, from the limit alone;
+ * with no limit either, unknown: no on-stack checks on the main thread.
+ */
+void odebug_stack_learn_main(void)
+{
+	uintptr_t page = (uintptr_t)getpagesize(), end = (uintptr_t)__libc_stack_end;
+	uintptr_t top = (end & -page) + page, from, to, last_to, size;
+	struct rlimit rl;
+
+	if (main_known || !main_thread || !end || getrlimit(RLIMIT_STACK, &rl))
+		return;
+	if (main_mapping(end, &from, &to, &last_to)) {
+		size = ((uintptr_t)rl.rlim_cur - (to - top)) & -page;
+		if (size > top - last_to)
+			size = top - last_to;
+	} else if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < top) {
+		size = (uintptr_t)rl.rlim_cur & -page;
+	} else {
+		return;
+	}
+	main_lo = top - size;
+	main_hi = top;
+	stacks_record(main_lo, main_hi);	/* for the process's life */
+	__atomic_store_n(&main_known, true, __ATOMIC_RELEASE);
 }
 
 /*
@@ -249,7 +321,7 @@ void odebug_stack_prepare(void)
 	stack_hi = 1;
 	if (!odebug_thread_hook) {
 		/* Built without the interposers: no thread is seen starting. */
-		odebug_thread_begin(false);
+		odebug_thread_begin();
 		if (stack_hi > 1)
 			return;
 	}

@@ -184,14 +184,14 @@ static void add_line(const char *file, unsigned long lineno, char *line, char *e
 void odebug_suppress_init(void)
 {
 	static ODEBUG_LARGE char text[MAX_FILE + 1], quoted[ODEBUG_QUOTE_PATH_LEN];
-	const char *path = odebug_opt_str.suppressions, *why;
-	const char *file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
+	const char *path = odebug_opt_str.suppressions, *why, *file;
 	size_t len = 0;
 	struct stat st;
 	int fd;
 
 	if (!path[0])
-		return;
+		return;		/* before the quoting: its buffer's page stays untouched */
+	file = odebug_quote_n(quoted, ODEBUG_QUOTE_PATH_KEEP, path, strlen(path));
 	/* Non-blocking: a FIFO must not hang the program's start. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)

@@ -191,7 +191,7 @@ void odebug_trim_note(void)
 	bool trimming = !RUNNING_ON_VALGRIND;
 
 	nranges = 0;
-	page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+	page_size = (uintptr_t)getpagesize();
 	dl_iterate_phdr(note_object, &trimming);
 }
 

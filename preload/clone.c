@@ -248,11 +248,13 @@ __attribute__((constructor(101))) static void clone_watch(void)
 		    reached("syscall", (void *)odebug_i_syscall) &&
 		    reached("dlmopen", (void *)odebug_i_dlmopen_234);
 
+	odebug_start_step("clone.c definitions");
 	__atomic_store_n(&next_clone, (clone_fn *)lookup("clone"), __ATOMIC_RELAXED);
 	__atomic_store_n(&next___clone, (clone_fn *)lookup("__clone"), __ATOMIC_RELAXED);
 	__atomic_store_n(&next_syscall, (syscall_fn *)lookup("syscall"), __ATOMIC_RELAXED);
 	resolve_dlmopen(&next_dlmopen_234, "GLIBC_2.34");
 	resolve_dlmopen(&next_dlmopen_base, "GLIBC_2.3.4");
+	odebug_start_step("clone.c lookups");
 	/* Once a thread was seen, one thread never comes back (it may not have ended). */
 	if (!ours || !__libc_single_threaded || __atomic_load_n(&clone_seen, __ATOMIC_SEQ_CST))
 		return;

@@ -148,7 +148,7 @@ static bool reaches_free(enum form f)
  * memory is not checked at all, as next.c says), mark the forms whose
  * next definition bypasses it.
  */
-__attribute__((constructor(102))) static void delete_resolve(void)
+static void delete_resolve(void)
 {
 	void (*program_free)(void *);
 	unsigned int mask = 0;
@@ -157,9 +157,11 @@ __attribute__((constructor(102))) static void delete_resolve(void)
 	bool found[FORMS];
 
 	for (f = 0; f < FORMS; f++) {
-		void *fn = dlvsym(RTLD_NEXT, forms[f].name, forms[f].version);
+		/* A C program has none: no failed lookup's malloc then. */
+		void *fn = NULL;
 
-		if (!fn)
+		if (odebug_defined_elsewhere(forms[f].name) &&
+		    !(fn = dlvsym(RTLD_NEXT, forms[f].name, forms[f].version)))
 			fn = dlsym(RTLD_NEXT, forms[f].name);
 		found[f] = fn != NULL;
 		if (fn)
@@ -175,4 +177,10 @@ __attribute__((constructor(102))) static void delete_resolve(void)
 		if (found[f] && !reaches_free((enum form)f))
 			mask |= 1u << f;
 	odebug_store(&checked, mask);
+}
+
+__attribute__((constructor(102))) static void delete_constructor(void)
+{
+	delete_resolve();
+	odebug_start_step("delete.c");
 }

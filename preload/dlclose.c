@@ -108,8 +108,10 @@ static int check_dlclose(int (*next)(void *), void *handle)
 	if (ret)
 		return ret;
 	odebug_opens_closed(handle);
-	if (started)	/* the module may be gone, its addresses free for another's */
+	if (started) {	/* the module may be gone, its addresses free for another's */
 		odebug_descr_forget();
+		odebug_unwind_forget();
+	}
 	if (watch)	/* its destructors ran: what still calls into it */
 		odebug_held_dlclose_after(&m);
 	return ret;

@@ -8,13 +8,13 @@
  * and a jump to the next free.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dynsym.h"
 #include "internal.h"
 #include "next.h"
 
@@ -143,20 +143,18 @@ static size_t mmapped_probe_size(void)
 void odebug_free_probe(void)
 {
 	size_t sizes[] = { 1, 24, 100, 1000, 5000, 70000, mmapped_probe_size() };
-	void *libc = dlopen("libc.so.6", RTLD_NOLOAD | RTLD_LAZY);
 	void *(*libc_malloc)(size_t) = NULL;
 	bool same = false;
 	size_t i;
 
-	if (libc && odebug_next_usable_size) {
-		*(void **)&libc_malloc = dlsym(libc, "malloc");
+	if (odebug_next_usable_size) {
+		*(void **)&libc_malloc = odebug_object_definition("libc.so.6", "malloc");
 		/* Blocks made by the program's malloc, freed by our next free(). */
 		same = libc_malloc && *(void **)&libc_malloc == odebug_program_definition("malloc") &&
-		       dlsym(libc, "free") == *(void **)&odebug_next_free &&
-		       dlsym(libc, "malloc_usable_size") == *(void **)&odebug_next_usable_size;
+		       odebug_object_definition("libc.so.6", "free") == *(void **)&odebug_next_free &&
+		       odebug_object_definition("libc.so.6", "malloc_usable_size") ==
+		       *(void **)&odebug_next_usable_size;
 	}
-	if (libc)
-		dlclose(libc);
 	if (same && allocator_replaced(libc_malloc))
 		same = false;
 	for (i = 0; same && i < sizeof(sizes) / sizeof(sizes[0]); i++) {

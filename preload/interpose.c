@@ -32,4 +32,5 @@ __attribute__((constructor)) static void resolve_all(void)
 
 	for (e = __start_odebug_next; e < __stop_odebug_next; e++)
 		odebug_next_resolve(e);
+	odebug_start_step("interpose.c resolve");
 }

@@ -109,11 +109,8 @@ void *odebug_next_at(const char *name, const char *version)
 	void *any = NULL, *exact;
 
 	resolving++;
-	if (sanitized < 0) {
-		/* A failed dlsym() mallocs its message: a lookup made there takes one. */
-		sanitized = 0;
-		sanitized = !!dlsym(RTLD_DEFAULT, "__sanitizer_install_malloc_and_free_hooks");
-	}
+	if (sanitized < 0)	/* by the objects' hash tables: a failed dlsym() mallocs */
+		sanitized = odebug_defined_elsewhere("__sanitizer_install_malloc_and_free_hooks");
 	exact = dlvsym(RTLD_NEXT, name, version);
 	/* The second lookup only where interceptors are to be expected. */
 	if (!exact || sanitized)
@@ -197,7 +194,7 @@ static void *raw_mremap(void *old, size_t old_size, size_t new_size, int flags,
 static void resolve_all(void)
 {
 	void *fn;
-	long page = sysconf(_SC_PAGESIZE);
+	int page = getpagesize();	/* the loader's word, not sysconf()'s code */
 
 	if (page > 0)
 		odebug_page_size = (size_t)page;
@@ -257,13 +254,18 @@ static void check_binding(void)
  */
 __attribute__((constructor(101))) static void preload_constructor(void)
 {
+	odebug_start_step("loaded");
 	resolve_all();
+	odebug_start_step("next.c: free, realloc, munmap...");
 	odebug_enable_slow();
+	odebug_start_step("decided (init.c)");
 	/* Decided on (started or IDLE): free(NULL) then marks the binding. */
 	if (odebug_load(&odebug_mode) >= ODEBUG_MODE_ON) {
 		odebug_guard_enter();	/* the probe's blocks are not ours to check */
 		odebug_free_probe();
 		odebug_guard_exit();
+		odebug_start_step("free() probe");
 		check_binding();
 	}
+	odebug_start_step("free() binding");
 }

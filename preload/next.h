@@ -24,6 +24,7 @@ extern ODEBUG_HIDDEN int (*odebug_next_dlclose_base)(void *handle);	/* dlclose@O
 extern ODEBUG_HIDDEN size_t odebug_page_size;
 void *odebug_next_at(const char *name, const char *version);
 void *odebug_program_definition(const char *name);
+bool odebug_defined_elsewhere(const char *name);
 void odebug_free_probe(void);
 extern ODEBUG_HIDDEN ODEBUG_TLS int odebug_free_reached;
 

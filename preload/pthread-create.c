@@ -37,7 +37,7 @@ static bool threads_prepared;
 /* Before any thread of the program's: lib/stack.c relies on this hook. */
 __attribute__((constructor(101))) static void thread_hook_here(void)
 {
-	threads_prepared = !dlsym(RTLD_DEFAULT, "__tsan_init");
+	threads_prepared = !odebug_defined_elsewhere("__tsan_init");	/* no failed dlsym()'s malloc */
 	odebug_thread_hook = threads_prepared;
 }
 
@@ -73,7 +73,7 @@ static void *prepared_start(void *p)
 	void *ret;
 
 	free(p);
-	odebug_thread_begin(false);
+	odebug_thread_begin();
 	if (odebug_load(&odebug_held_on))
 		odebug_held_thread_begin((uintptr_t)s.routine, s.stack, s.stack_size,
 					 s.detached);
@@ -91,7 +91,7 @@ static int prepared_c11_start(void *p)
 	int ret;
 
 	free(p);
-	odebug_thread_begin(false);
+	odebug_thread_begin();
 	pthread_cleanup_push(routine_ended, NULL);
 	ret = s.c11_routine(s.arg);
 	pthread_cleanup_pop(1);
@@ -105,7 +105,7 @@ static struct start *start_block(void)
 	if (likely(odebug_load(&odebug_mode) == ODEBUG_MODE_OFF) || odebug_tls.guard ||
 	    !threads_prepared)
 		return NULL;
-	odebug_thread_begin(false);	/* the creator, if it was made unseen */
+	odebug_thread_begin();	/* the creator, if it was made unseen */
 	odebug_trim_after(ODEBUG_TRIM_THREADED);
 	return malloc(sizeof(struct start));
 }

@@ -24,6 +24,7 @@ lib/builtin.c:__atomic_compare_exchange_n(&rw->__data.__pad2
 lib/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
 lib/stack.c:!__atomic_compare_exchange_n(&stacks_used
 lib/stats-types.c:__atomic_compare_exchange_n(&counts[slot
+lib/unwind.c:__atomic_compare_exchange_n(&k->pc
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 

@@ -1,7 +1,9 @@
 #!/bin/sh
 # libunwind must not take over the host's C++ exception unwinding: it is
 # not a NEEDED entry of libodebug.so, it is loaded (dlopen RTLD_LOCAL) only
-# when ODEBUG=1, and _Unwind_RaiseException still binds to libgcc_s.
+# when ODEBUG=1 and a capture needs it (on x86-64 only with origins=1:
+# reports unwind without it), and _Unwind_RaiseException still binds to
+# libgcc_s.
 # usage: check-unwind.sh LIBRARY THROW_PROGRAM
 set -eu
 lib=$1 prog=$2
@@ -12,6 +14,13 @@ fi
 out=$(LD_PRELOAD=$lib ODEBUG=0 LD_DEBUG=files "$prog" 2>&1)
 if echo "$out" | grep -q 'file=libunwind'; then
 	echo "libunwind was loaded with ODEBUG=0"; exit 1
+fi
+if [ "$(uname -m)" = x86_64 ]; then
+	out=$(LD_PRELOAD=$lib ODEBUG=1 LD_DEBUG=files "$prog" 2>&1)
+	if echo "$out" | grep -q 'file=libunwind'; then
+		echo "libunwind was loaded with ODEBUG=1 by a process that made no report"; exit 1
+	fi
+	export ODEBUG_OPTIONS=origins=1
 fi
 out=$(LD_PRELOAD=$lib ODEBUG=1 LD_DEBUG=files,bindings "$prog" 2>&1)
 echo "$out" | grep -q 'caught thrown' || { echo "exception not caught"; exit 1; }

@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-start.c - a start that fails part-way leaves nothing mapped
- * (white-box: links the core and runs setup()'s steps itself).
+ * test-start.c - the start's steps, white-box (links the core and runs
+ * them itself).
  *
- * The table and the pool are set up, then an address-space limit makes
- * the depot's reservation fail, as it would in a small container; what
- * setup() does then (pool and table undone) must bring the process's
- * mapped bytes back to where they were.
+ * A start that fails part-way leaves nothing mapped: the table and the
+ * pool are set up, then an address-space limit makes the depot's
+ * reservation fail, as it would in a small container; what setup() does
+ * then (pool and table undone) must bring the process's mapped bytes back
+ * to where they were.
+ *
+ * The main thread's stack, which the start learns without allocating
+ * (raw reads of /proc/self/maps), is the one pthread_getattr_np() gives,
+ * under the usual stack limit and with none.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -78,10 +86,61 @@ static void failed_depot_leaves_nothing_mapped(void **state)
 	assert_int_equal(after, before);
 }
 
+/* In a child (the learning is once a process): 0 when the bounds are glibc's. */
+static int main_stack_matches(rlim_t limit)
+{
+	struct rlimit rl;
+	pthread_attr_t attr;
+	void *addr;
+	size_t size;
+
+	if (limit) {
+		getrlimit(RLIMIT_STACK, &rl);
+		rl.rlim_cur = limit;
+		if (setrlimit(RLIMIT_STACK, &rl))
+			return 2;
+	}
+	odebug_stack_note_main();
+	odebug_stack_learn_main();
+	odebug_stack_prepare();
+	if (pthread_getattr_np(pthread_self(), &attr) ||
+	    pthread_attr_getstack(&attr, &addr, &size))
+		return 3;
+	if (odebug_tls.stack_lo != (uintptr_t)addr || odebug_stack_top() != (uintptr_t)addr + size)
+		return 1;
+	return 0;
+}
+
+static int in_child(rlim_t limit)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(main_stack_matches(limit));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+static void main_stack_learned_by_the_start_is_glibcs(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(0), 0);
+}
+
+static void main_stack_without_a_limit_is_glibcs(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(RLIM_INFINITY), 0);
+}
+
 int test_main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(failed_depot_leaves_nothing_mapped),
+		cmocka_unit_test(main_stack_learned_by_the_start_is_glibcs),
+		cmocka_unit_test(main_stack_without_a_limit_is_glibcs),
 	};
 
 	(void)argc, (void)argv;
