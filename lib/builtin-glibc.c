@@ -45,15 +45,11 @@ bool odebug_glibc_mutex_is_static(void *addr)
  */
 static bool leader_zombie(int tid)
 {
-	char path[48] = "/proc/self/task/", buf[128];
-	struct odebug_buf b;
+	char buf[128];
 	const char *p;
 	long n;
 
-	odebug_buf_init_mem(&b, path + 16, sizeof(path) - 16 - 6);
-	odebug_put_dec(&b, (unsigned long)tid);
-	memcpy(path + 16 + b.len, "/stat", 6);
-	n = odebug_read_file(path, buf, sizeof(buf) - 1);
+	n = odebug_read_task_file(tid, "stat", buf, sizeof(buf) - 1);
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';

@@ -111,6 +111,28 @@ int odebug_gettid(void)
 }
 
 /*
+ * /proc/self/task/@tid/@name read as odebug_read_file() reads it (the
+ * kernel's word on one thread of this process: stat, syscall).
+ */
+long odebug_read_task_file(int tid, const char *name, char *buf, size_t cap)
+{
+	char path[64] = "/proc/self/task/", digits[12];
+	size_t n = 16, k = 0, len = strlen(name);
+	unsigned int v = (unsigned int)tid;
+
+	do
+		digits[k++] = (char)('0' + v % 10);
+	while ((v /= 10) && k < sizeof(digits));
+	if (n + k + 1 + len + 1 > sizeof(path))
+		return -ENAMETOOLONG;
+	while (k)
+		path[n++] = digits[--k];
+	path[n++] = '/';
+	memcpy(path + n, name, len + 1);
+	return odebug_read_file(path, buf, cap);
+}
+
+/*
  * /proc/thread-self/@rest, else /proc/self/@rest (kernels before 3.17),
  * opened read-only with raw calls: what the kernel shows the calling
  * thread.  /proc/self is the main thread's, and once that thread left by

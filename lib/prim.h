@@ -19,6 +19,7 @@ void *odebug_reserve(size_t size);
 void odebug_unmap(void *addr, size_t size);
 void odebug_write(int fd, const char *buf, size_t len);
 long odebug_read_file(const char *path, char *buf, size_t cap);
+long odebug_read_task_file(int tid, const char *name, char *buf, size_t cap);
 int odebug_gettid(void);
 int odebug_open_proc(const char *rest);
 const char *odebug_getenv(const char *name);

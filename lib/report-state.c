@@ -108,16 +108,12 @@ static bool is_futex_call(unsigned long nr)
 /* Is thread @tid asleep in a futex call on a word in [@lo, @hi)? */
 static bool blocked_on(int tid, uintptr_t lo, uintptr_t hi)
 {
-	char path[48] = "/proc/self/task/", line[160];
-	struct odebug_buf b;
+	char line[160];
 	const char *p = line;
 	unsigned long nr, uaddr;
 	long n;
 
-	odebug_buf_init_mem(&b, path + 16, sizeof(path) - 16 - 9);
-	odebug_put_dec(&b, (unsigned long)tid);
-	memcpy(path + 16 + b.len, "/syscall", 9);
-	n = odebug_read_file(path, line, sizeof(line) - 1);
+	n = odebug_read_task_file(tid, "syscall", line, sizeof(line) - 1);
 	if (n <= 0)
 		return false;
 	line[n] = '\0';

@@ -143,7 +143,8 @@ static uint64_t get_n(struct cur *c, size_t n)
 	return v;
 }
 
-static uint64_t get_uleb(struct cur *c)
+/* A LEB128 number; @sign: sign-extended from its last byte's bit 6. */
+static uint64_t get_leb(struct cur *c, bool sign)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -159,28 +160,19 @@ static uint64_t get_uleb(struct cur *c)
 			v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		v |= ~(uint64_t)0 << shift;
 	return v;
+}
+
+static uint64_t get_uleb(struct cur *c)
+{
+	return get_leb(c, false);
 }
 
 static int64_t get_sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (c->p >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	return (int64_t)get_leb(c, true);
 }
 
 /* A pointer encoded as @enc says (pc-relative or absolute; datarel from @data). */
