@@ -1,10 +1,12 @@
 #!/bin/sh
 # libuv's own test suite (Debian's source of the system's libuv1, built
 # with its tests) under the build tree's odebug launcher, with the libuv
-# module attached, against the same suite plain: every test must end the
-# same way, every report must be one libuv.allowed names (a real bug of
-# the suite, with its reason), and the module must have tracked handles
-# (a run where it never attached would check nothing).
+# module attached, against the same suite plain, one test at a time: every
+# test must end the same way (a difference is run again, twice at most),
+# every report must be one libuv.allowed names (a real bug of the suite,
+# with its reason), and the module must have tracked handles (a run where
+# it never attached would check nothing).  The two tests that need a
+# route outside this machine are left out.
 # usage: tests/suites/libuv.sh BUILD [SCRATCH]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,15 +37,30 @@ as_nobody ./uv_run_tests >"$out/plain.tap" 2>&1
 tests=$(sed -n 's/^\(not \)\{0,1\}ok [0-9]* - \([^ ]*\).*/\2/p' "$out/plain.tap")
 [ -n "$tests" ] || { echo "the plain run listed no test"; tail "$out/plain.tap"; exit 1; }
 
-# One process a test, so that a report names its test (log_path).  No
-# parallel runs: the suite's tests bind fixed ports.
+# Tests whose result depends on a route outside this machine (they
+# connect to 1.2.3.4 and expect a time-out): left out.
+outside='tcp_close_while_connecting tcp_connect_timeout'
+
+# result TEST [LAUNCHER]: the test's TAP verdict, run alone.
+result() {
+	as_nobody env ODEBUG_MODULE_COUNTS="$out/counts" \
+		ODEBUG_OPTIONS="log_path=$out/log/$1" ${2:-} ./uv_run_tests "$1" \
+		>"$out/one.tap" 2>&1
+	grep -E "^(not )?ok [0-9]+ - $1( |\$)" "$out/one.tap" | sed 's/ [0-9]* - .*//'
+}
+
+# One process a test, plain then under odebug, so that a report names its
+# test (log_path); a test that ends otherwise under odebug is run again,
+# twice at most (some depend on timing).  No parallel runs: the suite's
+# tests bind fixed ports.
 pass=0 fail=0
 for t in $tests; do
-	want=$(grep -E "^(not )?ok [0-9]+ - $t( |\$)" "$out/plain.tap" | sed 's/ [0-9]* - .*//')
-	as_nobody env ODEBUG_MODULE_COUNTS="$out/counts" \
-		ODEBUG_OPTIONS="log_path=$out/log/$t" "$launcher" ./uv_run_tests "$t" \
-		>"$out/one.tap" 2>&1
-	got=$(grep -E "^(not )?ok [0-9]+ - $t( |\$)" "$out/one.tap" | sed 's/ [0-9]* - .*//')
+	case " $outside " in *" $t "*) continue ;; esac
+	for try in 1 2 3; do
+		want=$(result "$t")
+		got=$(result "$t" "$launcher")
+		[ "$got" = "$want" ] && break
+	done
 	if [ "$got" = "$want" ]; then
 		pass=$((pass + 1))
 	else
