@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "report.h"
 
 ODEBUG_HOT int odebug_builtin_on;
 
@@ -54,7 +55,6 @@ ODEBUG_HOT int odebug_builtin_on;
  * program with millions of mutexes must leave room for its annotations.
  * (pool_max as the start left it: a limit on address space lowers it.)
  */
-int odebug_mutex_derived;	/* a mutex tracker whose hold lives in glibc's words exists */
 ODEBUG_HOT uint64_t odebug_mutex_key;
 ODEBUG_HOT uint64_t odebug_rwlock_key;
 
@@ -68,7 +68,7 @@ ODEBUG_HOT uint64_t odebug_rwlock_key;
 #define SEAL_STEP	0x9e3779b97f4bull	/* odd: 2^48 keys before one comes back */
 ODEBUG_HOT uint64_t odebug_rwlock_seal = SEAL_MARK;
 
-void odebug_rwlock_seals_break(void)
+static void rwlock_seals_break(void)
 {
 	uint64_t old = odebug_load(&odebug_rwlock_seal), new;
 
@@ -406,8 +406,8 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 static void mutex_tracked(const struct debug_obj_descr *d)
 {
 	if ((d == &odebug_mutex_descr || d == &odebug_rwlock_descr) && !odebug_opt.origins &&
-	    !odebug_load(&odebug_mutex_derived))
-		odebug_store(&odebug_mutex_derived, 1);
+	    !odebug_load(&odebug_sync_wanted))
+		odebug_store(&odebug_sync_wanted, 1);
 }
 
 /*
@@ -657,6 +657,7 @@ static void rwlock_seal(void *addr, bool tracked)
 	if (!(key = odebug_load(&odebug_rwlock_key))) {
 		key = odebug_settled_key(odebug_word_slot(w));
 		odebug_store(&odebug_rwlock_key, key);
+		odebug_store(&odebug_left_key, key);	/* its trackers' leaving breaks the seals */
 	}
 	seal = odebug_rwlock_seal_of(addr);
 	if (__atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) == seal ||
@@ -829,7 +830,6 @@ void odebug_builtin_init(void)
 	const unsigned char *random = (const void *)getauxval(AT_RANDOM);
 	uint64_t r;
 
-	odebug_held_init();
 	if (!on)
 		return;
 	if (random) {
@@ -840,12 +840,29 @@ void odebug_builtin_init(void)
 	__atomic_fetch_or(&odebug_builtin_on, on, __ATOMIC_RELAXED);
 }
 
-/* From init.c's set_mode(): the interposers' fast paths follow the mode. */
-void odebug_builtin_mode(bool on)
+/* The mode changed (registry.h): the interposers' fast paths follow it. */
+static void builtin_mode(bool on)
 {
-	odebug_rwlock_seals_break();
+	rwlock_seals_break();
 	if (on)
 		__atomic_fetch_or(&odebug_builtin_on, ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
 	else
 		__atomic_fetch_and(&odebug_builtin_on, ~ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
 }
+
+/* The report's words for a built-in object: its state, and glibc's holder. */
+static bool builtin_state(const struct odebug_snapshot *o, struct report_state *s)
+{
+	return odebug_report_state(o, odebug_builtin_owner(o), s);
+}
+
+ODEBUG_CHECKER(builtin) = {
+	.name = "pthread",
+	.mode = builtin_mode,
+	.state = builtin_state,
+	.origin_words = odebug_report_origin_words,
+	.sync_one = odebug_builtin_sync_one,
+	.sync_range = odebug_builtin_sync_slow,
+	.sync_exit = odebug_builtin_sync_exit,
+	.left = rwlock_seals_break,
+};

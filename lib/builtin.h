@@ -30,7 +30,6 @@
 #define ODEBUG_BUILTIN_SEM	2
 #define ODEBUG_BUILTIN_STARTED	4
 extern ODEBUG_HIDDEN int odebug_builtin_on;
-void odebug_builtin_mode(bool on);
 
 extern ODEBUG_HIDDEN const struct debug_obj_descr odebug_mutex_descr, odebug_rwlock_descr,
 	odebug_spin_descr, odebug_cond_descr, odebug_barrier_descr, odebug_sem_descr;
@@ -321,31 +320,17 @@ int odebug_builtin_self_tid(void);
 void odebug_builtin_rwlock_unlock(void *addr);
 
 /*
- * The free check of live memory (freecheck.c), under the bucket lock:
- * the trackers of mutexes in [start, end) on @chains take the hold their
- * words show, so "free active" is decided as for any object.  One load
- * and branch until a mutex whose hold glibc keeps is tracked.
+ * The free check of live memory, under the bucket lock (the checker's
+ * sync hooks, registry.h): the trackers of mutexes in [start, end) on
+ * @chains take the hold their words show, so "free active" is decided as
+ * for any object.  Asked once a mutex whose hold glibc keeps is tracked.
  */
-extern ODEBUG_HIDDEN int odebug_mutex_derived;
 void odebug_builtin_sync_slow(struct odebug_bucket *b, uint64_t chains,
 			      uintptr_t start, uintptr_t end);
-static inline void odebug_builtin_sync_range(struct odebug_bucket *b, uint64_t chains,
-					     uintptr_t start, uintptr_t end)
-{
-	if (unlikely(odebug_load(&odebug_mutex_derived)))
-		odebug_builtin_sync_slow(b, chains, start, end);
-}
-
 void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains);
-
-/* The same for one tracker, as the free check's walk meets it: NULL while no sync is needed. */
 void odebug_builtin_sync_one(struct odebug_tracker *t);
-static inline odebug_sync_fn odebug_builtin_syncer(void)
-{
-	return unlikely(odebug_load(&odebug_mutex_derived)) ? odebug_builtin_sync_one : NULL;
-}
 
-/* report.c: the held mutex's or rwlock's owner, read from glibc. */
+/* The report: the held mutex's or rwlock's owner, read from glibc. */
 int odebug_builtin_owner(const struct odebug_snapshot *o);
 
 /* "builtin-glibc.c": what glibc's structures say (glibc.h) */

@@ -20,8 +20,6 @@
 
 #include "objects.h"
 
-unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
-
 /* Why lookup_or_alloc() returned no tracker. */
 enum miss { MISS_UNTRACKED, MISS_POOL_EMPTY, MISS_OFF };
 
@@ -50,17 +48,6 @@ __attribute__((noinline, cold)) bool odebug_bad_call_slow(const void *addr,
 		odebug_flush(&b);
 	}
 	return true;
-}
-
-/* Call a fixup, if any; count it when it fixed something.  (freecheck.c too.) */
-bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
-		  enum debug_obj_state state)
-{
-	if (fn && fn(addr, state)) {
-		odebug_inc(&odebug_fixups);
-		return true;
-	}
-	return false;
 }
 
 /*

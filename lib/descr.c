@@ -170,3 +170,37 @@ void odebug_descr_resolve(struct odebug_snapshot *o)
 	}
 	o->name = now.name;
 }
+
+/* print_stats=1's counts per descriptor (tracker.h's odebug_types_note()). */
+ODEBUG_LARGE struct odebug_type_count odebug_type_counts[ODEBUG_DESCR_SLOTS];
+
+/* A tracker of descriptor @slot entered (+1) or left (-1) the table. */
+void odebug_types_count(unsigned int slot, int delta)
+{
+	struct odebug_type_count *c = &odebug_type_counts[slot & (ODEBUG_DESCR_SLOTS - 1)];
+	long now = __atomic_add_fetch(&c->now, delta, __ATOMIC_RELAXED);
+	long most = __atomic_load_n(&c->most, __ATOMIC_RELAXED);
+
+	while (now > most &&
+	       !__atomic_compare_exchange_n(&c->most, &most, now, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+/* A report of an object of @d (report.c), with print_stats=1. */
+void odebug_types_reported(const struct debug_obj_descr *d)
+{
+	int slot = odebug_descr_slot(d);
+
+	if (slot >= 0)
+		__atomic_add_fetch(&odebug_type_counts[slot].reports, 1, __ATOMIC_RELAXED);
+}
+
+/* The selftest's objects are not the program's: its rows go. */
+void odebug_types_forget(const struct debug_obj_descr *d)
+{
+	int slot = odebug_descr_slot(d);
+
+	if (slot >= 0)
+		memset(&odebug_type_counts[slot], 0, sizeof(odebug_type_counts[slot]));
+}

@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 
-#include "builtin.h"
+#include "internal.h"
 
 unsigned long odebug_max_checked;
 
@@ -71,8 +71,8 @@ repeat:
 	cnt = 0;
 	dropped = 0;
 	odebug_bucket_lock(b);
-	/* A mutex's hold lives in its words (builtin.c), read as the walk meets it. */
-	t = odebug_bucket_take(b, chains, start, end, rc->dead ? NULL : odebug_builtin_syncer(),
+	/* A hold its holder keeps (a mutex's, in glibc's words), read as the walk meets it. */
+	t = odebug_bucket_take(b, chains, start, end, rc->dead ? NULL : odebug_syncer(),
 			       &dropped, &cnt);
 	if (t && !odebug_tracker_snapshot_active(&o, t, rc->dead)) {
 		/* A lockless call changed it since the walk: scan again. */
@@ -92,7 +92,7 @@ repeat:
 		odebug_trackers_put(dropped);
 		checked += cnt;
 		odebug_descr_resolve(&o);	/* its module may be gone */
-		if (odebug_held_released(&o)) {	/* the kernel let go (held.c) */
+		if (odebug_checkers_released(&o)) {	/* its holder let go */
 			if (!rc->dead)
 				drop_tracker(b, o.addr);
 			goto repeat;

@@ -240,7 +240,7 @@ static unsigned int confirmed(int family, uintptr_t addr, struct odebug_xhold *c
 	return live;
 }
 
-/* lib/held.c's odebug_held_released() for these families: true when nothing holds. */
+/* The registry's released() for these families: true when nothing holds. */
 bool odebug_held_ext_released(const struct odebug_snapshot *o)
 {
 	struct odebug_xhold c[BATCH];
@@ -251,7 +251,7 @@ bool odebug_held_ext_released(const struct odebug_snapshot *o)
 	return !confirmed(family, o->addr - (uintptr_t)family, c);
 }
 
-/* lib/held.c's odebug_held_describe() for these families. */
+/* The registry's describe() for these families. */
 bool odebug_held_ext_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
 {
 	struct odebug_xhold c[BATCH];
@@ -259,8 +259,6 @@ bool odebug_held_ext_describe(const struct odebug_snapshot *o, char *buf, size_t
 	struct odebug_buf b;
 	unsigned int n;
 
-	if (o->descr == &odebug_module_descr)
-		return odebug_held_module_describe(buf, cap);
 	if (!family)
 		return false;
 	n = odebug_xhold_list(family, o->addr - (uintptr_t)family, c, BATCH, 0);
@@ -300,3 +298,9 @@ bool odebug_held_ext_fixup(void *t, enum debug_obj_state state)
 	odebug_builtin_step(t, ops_of(family)->descr, BUILTIN_UNLOCK, 0);
 	return all;
 }
+
+ODEBUG_CHECKER(held_ext) = {
+	.name = "stdio buffers, signal and thread stacks",
+	.released = odebug_held_ext_released,
+	.describe = odebug_held_ext_describe,
+};

@@ -139,7 +139,6 @@ void odebug_held_dlclose_after(struct odebug_held_module *m);
 void odebug_opens_add(void *handle, bool nodelete);
 bool odebug_opens_last(void *handle);
 void odebug_opens_closed(void *handle);
-bool odebug_held_module_describe(char *buf, size_t cap);
 /* lib/held.c: a SIGEV_THREAD timer armed with its function in [lo, hi)?  And its fixup. */
 uintptr_t odebug_held_timer_fn_in(uintptr_t lo, uintptr_t hi, uint64_t *id, int *ver);
 bool odebug_held_timer_disarm(uint64_t id, int ver);

@@ -321,3 +321,19 @@ bool odebug_held_io_describe(const struct odebug_snapshot *o, char *buf, size_t 
 	odebug_held_end_line(&b, buf, more);
 	return true;
 }
+
+static bool io_released(const struct odebug_snapshot *o)
+{
+	return odebug_held_io_descr(o->descr) && odebug_held_io_released(o);
+}
+
+static bool io_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
+{
+	return odebug_held_io_descr(o->descr) && odebug_held_io_describe(o, buf, cap);
+}
+
+ODEBUG_CHECKER(held_io) = {
+	.name = "AIO and io_uring",
+	.released = io_released,
+	.describe = io_describe,
+};

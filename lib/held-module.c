@@ -136,8 +136,8 @@ const struct debug_obj_descr odebug_module_descr = {
 	.debug_hint = function_hint,
 };
 
-/* The holder line, for lib/held-ext.c's describe. */
-bool odebug_held_module_describe(char *buf, size_t cap)
+/* The holder line: which module's code is still needed, and by whom. */
+static bool module_describe(char *buf, size_t cap)
 {
 	size_t n = strnlen(module_holder, sizeof(module_holder) - 1);
 
@@ -361,3 +361,14 @@ void odebug_held_key_delete(unsigned int key)
 {
 	odebug_xhold_end(ODEBUG_HELD_KEY, key, 0);
 }
+
+/* The holder line of a module's code still needed at its dlclose. */
+static bool held_module_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
+{
+	return o->descr == &odebug_module_descr && module_describe(buf, cap);
+}
+
+ODEBUG_CHECKER(held_module) = {
+	.name = "module code",
+	.describe = held_module_describe,
+};

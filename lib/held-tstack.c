@@ -192,3 +192,8 @@ void odebug_held_thread_end(void)
 	if (odebug_load(&odebug_hold_count[ODEBUG_HELD_THREAD]) && odebug_held_live())
 		odebug_xhold_end(ODEBUG_HELD_THREAD, (uintptr_t)pthread_self(), odebug_builtin_self_tid());
 }
+
+ODEBUG_CHECKER(held_tstack) = {
+	.name = "thread stacks",
+	.thread_exited = odebug_held_tstack_exit_checked,
+};

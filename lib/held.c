@@ -572,21 +572,16 @@ static void forget(const struct odebug_hold *c, int family)
  * tracker: ask the kernel.  Holds it denies (an expired one-shot timer, a
  * registration that went with a close we did not see, one inherited over
  * fork) end now; true when none is left, and the free check then drops
- * the tracker silently.  An object of an annotation module's descriptor:
- * the served library's word (lib/modules.c).  Anything else: false.
+ * the tracker silently.  Anything but an epoll set's or a timer's: false.
  */
-bool odebug_held_released(const struct odebug_snapshot *o)
+static bool held_released(const struct odebug_snapshot *o)
 {
 	struct odebug_hold c[BATCH];
 	unsigned int n, i, live = 0;
 	int family;
 
-	if (odebug_held_io_descr(o->descr))	/* AIO, io_uring: held-io.c */
-		return odebug_held_io_released(o);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
-		return odebug_held_ext_released(o) ||	/* held-ext.h's families */
-		       odebug_modules_released(o->descr, (void *)o->addr,
-					       o->dead || (o->flags & ODEBUG_SNAP_FRAME_GONE));
+		return false;
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	for (i = 0; i < n; i++) {
@@ -657,17 +652,15 @@ const struct debug_obj_descr odebug_ptimer_descr = {
  * most @cap bytes, terminated) before the report lock is taken; false for
  * other types or when the hold is gone.
  */
-bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
+static bool held_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
 {
 	struct odebug_hold c[BATCH];
 	struct odebug_buf b;
 	unsigned int n;
 	int family;
 
-	if (odebug_held_io_descr(o->descr))
-		return odebug_held_io_describe(o, buf, cap);
 	if (o->descr != &odebug_epoll_descr && o->descr != &odebug_ptimer_descr)
-		return odebug_held_ext_describe(o, buf, cap);
+		return false;
 	family = o->descr == &odebug_epoll_descr ? ODEBUG_HELD_EPOLL : ODEBUG_HELD_TIMER;
 	n = snapshot(family, o->addr - (uintptr_t)family, c);
 	if (!n)
@@ -708,3 +701,9 @@ void odebug_held_init(void)
 		return;
 	odebug_store(&odebug_held_on, 1);
 }
+
+ODEBUG_CHECKER(held) = {
+	.name = "epoll and timers",
+	.released = held_released,
+	.describe = held_describe,
+};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * init.c - the ODEBUG switch, the re-entry guard and process setup.
+ * init.c - process setup: deciding, starting, fork and exit.
  *
  * ODEBUG=1 enables libodebug; unset, empty or 0 leaves it off, and then
  * every entry point returns after one predictable branch.  The constructor
@@ -21,80 +21,17 @@
 #include "builtin.h"
 #include "internal.h"
 
-ODEBUG_HOT int odebug_mode = ODEBUG_MODE_UNINIT;
-
 /*
- * The word odebug.h's inline functions test before calling in: 1 until we
- * are known to be off, then 0 for good.  Exported and written only here,
- * through the GOT: an executable built without -fPIE that reads it gets a
- * copy relocation, and the copy is the one callers see (tests/header/nopie.c).
+ * Started: the table, the pool and the depot exist (the fork handlers lock
+ * them).  Decided on: the exit-time options apply, even after a switch-off.
  */
-ODEBUG_EXPORT int __debug_objects_on = 1;
-
-static void set_mode(enum odebug_mode mode)
-{
-	if (mode == ODEBUG_MODE_OFF)
-		__atomic_store_n(&__debug_objects_on, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&odebug_mode, mode, __ATOMIC_RELEASE);
-	odebug_builtin_mode(mode == ODEBUG_MODE_ON);
-}
-
-/*
- * This thread's words (internal.h).  The guard: a free() or API call made
- * under it (from libunwind, dladdr, a signal handler) goes straight
- * through.  onstack_low: the lowest address on this thread's stack where
- * an on-stack object may still be tracked (UINTPTR_MAX: none); a call
- * into libodebug from a frame above it may find objects of frames that
- * have returned (stack.c).  Initial-exec: a dynamic TLS access may itself
- * malloc.
- */
-ODEBUG_TLS struct odebug_tls odebug_tls = {
-	.fast_sp = UINTPTR_MAX,
-	.onstack_low = UINTPTR_MAX,
-};
-
-void odebug_disable(void)
-{
-	set_mode(ODEBUG_MODE_OFF);
-}
-
-/*
- * Starting is the second, lazy half of setup (see start()): one thread at a
- * time, and never across a fork(), or a child could inherit a start
- * half-done by a thread it does not have.
- */
-static odebug_spinlock_t start_lock;
-static int start_owner;
-static bool started, selftesting;
-static bool decided_on;		/* the exit-time options apply, even after a switch-off */
-
-/*
- * The start's selftest runs before the mode is ON for everyone: in this
- * thread only the calls go through, while other threads' first calls wait
- * for the start lock (its counters are put back afterwards, which would
- * lose their counts).
- */
-bool odebug_selftesting(void)
-{
-	return __atomic_load_n(&selftesting, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&start_owner, __ATOMIC_RELAXED) == odebug_gettid();
-}
-
-static void start_lock_take(void)
-{
-	odebug_spin_lock(&start_lock);
-}
-
-static void start_lock_drop(void)
-{
-	odebug_spin_unlock(&start_lock);
-}
+static bool started, decided_on;
 
 /* Lock order: start, report, buckets, pool (in table.c), depot, the hold records. */
 static void fork_prepare(void)
 {
 	odebug_guard_enter();
-	start_lock_take();
+	odebug_start_lock();
 	odebug_report_lock();
 	if (started) {
 		odebug_table_lock_all();
@@ -111,7 +48,7 @@ static void fork_parent(void)
 		odebug_table_unlock_all();
 	}
 	odebug_report_unlock();
-	start_lock_drop();
+	odebug_start_unlock();
 	odebug_guard_exit();
 }
 
@@ -123,8 +60,9 @@ static void fork_child(void)
 		odebug_table_unlock_all();
 	}
 	odebug_report_child();
+	odebug_exit_child();
 	odebug_group_child();
-	start_lock_drop();
+	odebug_start_unlock();
 	odebug_guard_exit();
 }
 
@@ -186,7 +124,9 @@ static enum odebug_mode decide(void)
 	odebug_suppress_init();
 	odebug_symbolize_check_option();
 	odebug_report_init();
+	odebug_exit_init();
 	odebug_builtin_init();
+	odebug_held_init();
 	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_start_step("atfork");
@@ -197,6 +137,7 @@ static enum odebug_mode decide(void)
 	if (odebug_opt.origins)
 		odebug_origin_init();
 	odebug_stack_init();
+	odebug_returned_init();
 	odebug_start_step("origins, stack keys");
 	odebug_thread_begin();		/* this thread's stack (not main's) and unwinder */
 	odebug_start_step("thread");
@@ -240,9 +181,9 @@ static enum odebug_mode start(void)
 	if (odebug_opt.selftest) {
 		bool ok;
 
-		__atomic_store_n(&selftesting, true, __ATOMIC_RELEASE);
+		odebug_selftesting_set(true);
 		ok = odebug_selftest();
-		__atomic_store_n(&selftesting, false, __ATOMIC_RELEASE);
+		odebug_selftesting_set(false);
 		if (!ok)
 			return ODEBUG_MODE_OFF;
 	}
@@ -250,55 +191,17 @@ static enum odebug_mode start(void)
 	return ODEBUG_MODE_ON;
 }
 
-/*
- * Decide once, then start once.  A second thread waits for the first; the
- * thread deciding or starting (re-entering through the selftest or a
- * free() made by dlopen) sees the mode as it stands.
- */
-bool odebug_enable_slow(void)
+/* The mode changed: every checker hears it (registry.h). */
+static void mode_changed(bool on)
 {
-	static int state;	/* 0 idle, 1 running, 2 done */
-	static int owner;
-	int expected = 0;
-
-	if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2) {
-		/* decided */
-	} else if (__atomic_compare_exchange_n(&state, &expected, 1, false,
-					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		owner = odebug_gettid();
-		set_mode(decide());
-		__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
-	} else if (expected == 1 && owner == odebug_gettid()) {
-		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
-	} else {
-		while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
-			sched_yield();
-	}
-	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
+	odebug_checkers_mode(on);
 }
 
-/* The first API call: start if decided on and not started yet. */
-bool odebug_start_slow(void)
-{
-	int me;
-
-	if (odebug_enable_slow())
-		return true;
-	/* Off, or still deciding (a re-entry from the constructor's thread). */
-	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) != ODEBUG_MODE_IDLE)
-		return false;
-	me = odebug_gettid();
-	if (__atomic_load_n(&start_owner, __ATOMIC_RELAXED) == me)
-		return odebug_selftesting();
-	start_lock_take();
-	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
-		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);
-		set_mode(start());
-		__atomic_store_n(&start_owner, 0, __ATOMIC_RELAXED);
-	}
-	start_lock_drop();
-	return __atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_ON;
-}
+ODEBUG_STARTER(init_starter) = {
+	.decide = decide,
+	.start = start,
+	.mode_changed = mode_changed,
+};
 
 /* Our last constructor (the core is linked after the interposers). */
 __attribute__((constructor)) static void odebug_constructor(void)
@@ -316,7 +219,7 @@ __attribute__((destructor)) static void odebug_destructor(void)
 {
 	/* Never decided on (ODEBUG unset): nothing to say, no page of it touched. */
 	if (odebug_load(&decided_on) && odebug_tls.guard == 0)
-		odebug_report_at_exit();
+		odebug_exit_output();
 }
 
 /**

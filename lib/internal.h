@@ -64,7 +64,28 @@ static inline bool odebug_on_own_stack(uintptr_t addr)
 bool odebug_enable_slow(void);
 bool odebug_start_slow(void);
 bool odebug_selftesting(void);
+void odebug_selftesting_set(bool on);
 void odebug_disable(void);
+void odebug_set_mode(enum odebug_mode mode);
+void odebug_start_lock(void);
+void odebug_start_unlock(void);
+
+/*
+ * What the start layer gives the mode (mode.c): deciding (in the
+ * constructor, or the first call before it), starting (the first API
+ * call), and hearing of each change of the mode.  One, placed by the
+ * linker: ODEBUG_STARTER(name) = { ... };
+ */
+struct odebug_starter {
+	enum odebug_mode (*decide)(void);
+	enum odebug_mode (*start)(void);
+	void (*mode_changed)(bool on);
+};
+#define ODEBUG_STARTER(id)								\
+	static const struct odebug_starter id;						\
+	static const struct odebug_starter *const id##_entry				\
+		__attribute__((used, section("odebug_starter"))) = &id;			\
+	static const struct odebug_starter id
 
 /*
  * "start-steps.c": a time stamp at each step of the start, in the bench
@@ -181,8 +202,6 @@ const char *odebug_quote_n(char *dst, size_t keep, const char *s, size_t len);
 
 /* "held.c": memory the kernel and libc hold (held.h) */
 void odebug_held_init(void);
-bool odebug_held_released(const struct odebug_snapshot *o);
-bool odebug_held_describe(const struct odebug_snapshot *o, char *buf, size_t cap);
 
 /* "held-store.c": the records' lock across fork() (init.c's handlers) */
 void odebug_holds_fork_lock(void);
@@ -243,8 +262,15 @@ void odebug_pool_stats(struct debug_objects_stats *s);
 void odebug_pool_restore(const struct debug_objects_stats *s);
 
 
-/* "debugobjects.c": the state machine */
+/*
+ * "pool.c": this thread's one FREED tracker left linked by a lockless
+ * free (object-free.c), unlinked at the next one or at the thread's exit.
+ */
+extern ODEBUG_HIDDEN ODEBUG_TLS uint32_t odebug_last_freed;
+void odebug_reclaim_freed(uint32_t index);
 void odebug_reclaim_last_freed(void);
+
+/* "report.c": what the reports counted, and the fixup call */
 extern ODEBUG_HIDDEN unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
 bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
 		  enum debug_obj_state state);
@@ -296,8 +322,14 @@ void odebug_report_lock(void);
 void odebug_report_unlock(void);
 bool odebug_report_trylock(void);
 void odebug_report_child(void);
-void odebug_report_at_exit(void);
-void odebug_report_before_exec(void);
+bool odebug_report_made_here(void);
+bool odebug_report_warned_here(void);
+void odebug_report_summary(void);
+/* "exit.c": the exit-time output */
+void odebug_exit_init(void);
+void odebug_exit_child(void);
+void odebug_exit_output(void);
+void odebug_exit_before_exec(void);
 void odebug_report_exit(const struct odebug_snapshot *o);
 /* "report-exit.c" */
 void odebug_report_active_objects(void);
@@ -413,9 +445,6 @@ int odebug_backtrace_culprit(void *const *pcs, int first, int n);
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_modules_scan(void);	/* lib/modules.c */
-bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
-			     size_t cap);	/* lib/modules.c */
-bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone);
 void odebug_backtrace_skip_through(const void *fn);
 
 /*
@@ -450,6 +479,8 @@ bool odebug_on_any_stack(uintptr_t addr);
 void odebug_stack_note_main(void);
 void odebug_thread_begin(void);	/* "thread.c" */
 extern ODEBUG_HIDDEN bool odebug_thread_hook;
+/* "returned.c": objects of frames that returned, a thread's stack at its exit */
+void odebug_returned_init(void);
 void odebug_stack_watch_exit(void);
 /* A new returned-frames mark: the fast-path mark follows it outside the guard. */
 static inline void odebug_onstack_set(uintptr_t low)

@@ -433,11 +433,10 @@ void odebug_modules_scan(void)
 
 /*
  * The report's holder line from the module whose descriptor @descr is
- * (odebug_module.describe), for lib/report.c.  Reads loaded[] only: a
+ * (odebug_module.describe), for the report.  Reads loaded[] only: a
  * module, once attached, stays loaded.
  */
-bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, char *buf,
-			     size_t cap)
+static bool describe(const struct debug_obj_descr *descr, void *addr, char *buf, size_t cap)
 {
 	for (size_t m = 0; m < NKNOWN; m++) {
 		const struct odebug_module *mod = __atomic_load_n(&loaded[m].mod, __ATOMIC_ACQUIRE);
@@ -450,10 +449,10 @@ bool odebug_modules_describe(const struct debug_obj_descr *descr, void *addr, ch
 
 /*
  * The served library's word on an ACTIVE object of a module's descriptor
- * (odebug_module.released), for lib/held.c's odebug_held_released(): true
- * when the library let it go.  Reads loaded[] only, like describe.
+ * (odebug_module.released), asked before a report: true when the library
+ * let it go.  Reads loaded[] only, like describe.
  */
-bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bool gone)
+static bool released(const struct debug_obj_descr *descr, void *addr, bool gone)
 {
 	for (size_t m = 0; m < NKNOWN; m++) {
 		const struct odebug_module *mod = __atomic_load_n(&loaded[m].mod, __ATOMIC_ACQUIRE);
@@ -463,3 +462,26 @@ bool odebug_modules_released(const struct debug_obj_descr *descr, void *addr, bo
 	}
 	return false;
 }
+
+/* Is @o's memory gone or reused (a frame returned, a module unloaded)? */
+static bool snapshot_gone(const struct odebug_snapshot *o)
+{
+	return o->dead || (o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED));
+}
+
+static bool modules_released(const struct odebug_snapshot *o)
+{
+	return released(o->descr, (void *)o->addr, snapshot_gone(o));
+}
+
+/* Only while the object's memory is its own: a module reads it. */
+static bool modules_describe(const struct odebug_snapshot *o, char *buf, size_t cap)
+{
+	return !snapshot_gone(o) && describe(o->descr, (void *)o->addr, buf, cap);
+}
+
+ODEBUG_CHECKER(modules) = {
+	.name = "modules",
+	.released = modules_released,
+	.describe = modules_describe,
+};

@@ -9,47 +9,6 @@
 #include "objects.h"
 
 /*
- * The FREED tracker this thread made last: a thread keeps at most one.
- * Freeing another object reclaims the previous one unless an init revived
- * it meanwhile, so FREED trackers stay bounded (one per thread) even where
- * no free check ever sees their memory (static or stack objects, a build
- * without the free() interposer), while a free followed by an init of the
- * same object, the common case, never pays for an unlink.
- */
-static ODEBUG_TLS uint32_t last_freed;
-
-/* Unlink @index if it is still FREED (it may have been revived or reused). */
-static void reclaim_freed(uint32_t index)
-{
-	struct odebug_tracker *t = odebug_tracker_at(index);
-	struct odebug_bucket *b;
-	uint64_t w = odebug_tracker_word(t);
-	bool gone = false;
-
-	if (!odebug_word_freed(w))
-		return;
-	/* A FREED word is linked in its address's bucket: check it again there. */
-	b = lock_bucket((void *)odebug_word_addr(w));
-	if (odebug_tracker_word(t) == w) {
-		odebug_remove(b, t);
-		gone = true;
-	}
-	unlock_bucket(b);
-	if (gone)
-		odebug_pool_recycle(t);
-}
-
-/* This thread's FREED tracker, at its exit (pool.c) and after the selftest. */
-void odebug_reclaim_last_freed(void)
-{
-	uint32_t index = last_freed;
-
-	last_freed = 0;
-	if (index)
-		reclaim_freed(index);
-}
-
-/*
  * The tracker of @index just became FREED by a lockless free (counted
  * already): make it this thread's one FREED tracker and reclaim the
  * previous one.  The swap is made under the guard, since no lock is held:
@@ -63,11 +22,11 @@ static inline void note_freed(uint32_t index)
 	uint32_t prev;
 
 	odebug_guard_enter();
-	prev = last_freed;
-	last_freed = index;
+	prev = odebug_last_freed;
+	odebug_last_freed = index;
 	odebug_guard_exit();
 	if (prev && prev != index)
-		reclaim_freed(prev);
+		odebug_reclaim_freed(prev);
 }
 
 /*
@@ -135,12 +94,12 @@ again:
 		odebug_pool_free(t);
 		return;
 	default: {
-		uint32_t prev = last_freed;
+		uint32_t prev = odebug_last_freed;
 
-		last_freed = odebug_tracker_index(t);
+		odebug_last_freed = odebug_tracker_index(t);
 		unlock_bucket(b);
-		if (prev && prev != last_freed)
-			reclaim_freed(prev);
+		if (prev && prev != odebug_last_freed)
+			odebug_reclaim_freed(prev);
 		return;
 	}
 	}

@@ -186,6 +186,48 @@ void odebug_pool_drain_cache(void)
 	odebug_pool_unlock();
 }
 
+/*
+ * The FREED tracker this thread made last: a thread keeps at most one.
+ * Freeing another object reclaims the previous one unless an init revived
+ * it meanwhile, so FREED trackers stay bounded (one per thread) even where
+ * no free check ever sees their memory (static or stack objects, a build
+ * without the free() interposer), while a free followed by an init of the
+ * same object, the common case, never pays for an unlink.
+ */
+ODEBUG_TLS uint32_t odebug_last_freed;
+
+/* Unlink @index if it is still FREED (it may have been revived or reused). */
+void odebug_reclaim_freed(uint32_t index)
+{
+	struct odebug_tracker *t = odebug_tracker_at(index);
+	struct odebug_bucket *b;
+	uint64_t w = odebug_tracker_word(t);
+	bool gone = false;
+
+	if (!odebug_word_freed(w))
+		return;
+	/* A FREED word is linked in its address's bucket: check it again there. */
+	b = odebug_bucket_of(odebug_word_addr(w));
+	odebug_bucket_lock(b);
+	if (odebug_tracker_word(t) == w) {
+		odebug_remove(b, t);
+		gone = true;
+	}
+	odebug_bucket_unlock(b);
+	if (gone)
+		odebug_pool_recycle(t);
+}
+
+/* This thread's FREED tracker, at its exit (cache_flush()) and after the selftest. */
+void odebug_reclaim_last_freed(void)
+{
+	uint32_t index = odebug_last_freed;
+
+	odebug_last_freed = 0;
+	if (index)
+		odebug_reclaim_freed(index);
+}
+
 static void cache_flush(void *unused)
 {
 	(void)unused;

@@ -69,6 +69,14 @@ static void put_part(struct odebug_buf *b, const char *s)
 	odebug_puts(b, s);
 }
 
+/* "where it was ...": what origins=1 would show, in the object's checker's words. */
+static const char *origin_words(const struct debug_obj_descr *d)
+{
+	const char *words = odebug_checkers_origin_words(d);
+
+	return words ? words : "where it was initialised and activated";
+}
+
 /**
  * odebug_report_next_step - the first report's last line: what to try next
  * @d:	the object's descriptor (by address only: a built-in type or not)
@@ -83,7 +91,7 @@ const char *odebug_report_next_step(const struct debug_obj_descr *d)
 	odebug_buf_init_mem(&b, text, sizeof(text) - 1);
 	if (!odebug_opt.origins) {
 		put_part(&b, "origins=1 shows ");
-		odebug_puts(&b, odebug_report_origin_words(d));
+		odebug_puts(&b, origin_words(d));
 	}
 	if (!odebug_opt.exitcode && !odebug_opt.abort_on_error && !odebug_opt.halt_on_error)
 		put_part(&b, "exitcode=1 makes a run with a report fail (for CI)");

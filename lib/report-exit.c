@@ -7,7 +7,6 @@
  * after it is released, since a report takes the report lock and may
  * take long.
  */
-#include "builtin.h"
 #include "internal.h"
 
 /* report_active_at_exit=1: every object still ACTIVE, as "exit active". */
@@ -42,11 +41,11 @@ static bool report_active_bucket(struct odebug_bucket *b, uint64_t chains,
 	do {
 		a->got = a->seen = 0;
 		odebug_bucket_lock(b);
-		odebug_builtin_sync_exit(b, chains);	/* mutexes: held as glibc says */
+		odebug_sync_exit(b, chains);	/* holds their holders keep */
 		odebug_bucket_each(b, chains, collect_active, a);
 		odebug_bucket_unlock(b);
 		for (k = 0; k < a->got; k++)
-			if (!odebug_held_released(&a->o[k]))	/* its holder's word */
+			if (!odebug_checkers_released(&a->o[k]))	/* its holder's word */
 				odebug_report_exit(&a->o[k]);
 		a->skip += a->got;
 	} while (a->got == ACTIVE_BATCH);

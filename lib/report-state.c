@@ -270,12 +270,12 @@ bool odebug_report_state(const struct odebug_snapshot *o, int owner, struct repo
 	return true;
 }
 
-/* "where it was locked": what origins=1 would show of this object. */
+/* "where it was locked": what origins=1 would show of a built-in object; NULL: not one. */
 const char *odebug_report_origin_words(const struct debug_obj_descr *d)
 {
 	if (d == &odebug_mutex_descr || d == &odebug_rwlock_descr || d == &odebug_spin_descr)
 		return "where it was initialised and locked";
 	if (counts_waiters(d))
 		return "where it was initialised and waited on";
-	return "where it was initialised and activated";
+	return NULL;
 }

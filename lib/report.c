@@ -42,17 +42,27 @@
 #include "internal.h"
 #include "report.h"
 
+/* What the reports counted (debug_objects_get_stats(), print_stats=1). */
+unsigned long odebug_warnings, odebug_fixups, odebug_suppressed;
+
+/* Call a fixup, if any; count it when it fixed something.  (debugobjects.c too.) */
+bool odebug_fixup(bool (*fn)(void *, enum debug_obj_state), void *addr,
+		  enum debug_obj_state state)
+{
+	if (fn && fn(addr, state)) {
+		odebug_inc(&odebug_fixups);
+		return true;
+	}
+	return false;
+}
+
+
 /* The selftest's descriptor: its reports are counted, never printed. */
 const struct debug_obj_descr *odebug_quiet_descr;
 
 static unsigned long printed, stack_notes;	/* atomic: read without the lock */
 /* Counts inherited from the parent (fork): exitcode looks at our own only. */
 static unsigned long inherited_warnings, inherited_suppressed;
-/* The process whose memory this is (a vfork() child shares it, not a pid). */
-static pid_t owner;
-/* odebug_warnings when the exit-time output was last written (an exec). */
-static unsigned long output_at = ULONG_MAX;
-static bool forked;	/* a fork() child: its objects are copies of its parent's */
 static odebug_mutex_t report_mutex;
 
 /*
@@ -87,7 +97,6 @@ const char *const odebug_state_names[ODEBUG_STATE_MAX] = {
 void odebug_report_init(void)
 {
 	json = !strcmp(odebug_opt_str.log_format, "json");
-	owner = getpid();
 }
 
 void odebug_report_lock(void)
@@ -109,9 +118,6 @@ void odebug_report_unlock(void)
 /* A forked child: fresh lock, its own first reports, its own symboliser. */
 void odebug_report_child(void)
 {
-	owner = getpid();
-	output_at = ULONG_MAX;
-	forked = true;
 	odebug_mutex_init(&report_mutex);
 	odebug_store(&printed, 0);
 	odebug_store(&stack_notes, 0);
@@ -593,16 +599,13 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
-	if (odebug_held_describe(o, holder, sizeof(holder)))
-		r.holder = holder;
 	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
 	    o->descr->debug_hint &&
 	    odebug_load(&printed) < odebug_opt.max_reports)
 		hint = o->descr->debug_hint((void *)o->addr);
-	if (!r.holder && !o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
-	    odebug_load(&printed) < odebug_opt.max_reports &&
-	    odebug_modules_describe(o->descr, (void *)o->addr, holder, sizeof(holder)))
-		r.holder = holder;	/* an annotation module's objects */
+	if (odebug_load(&printed) < odebug_opt.max_reports &&
+	    odebug_checkers_describe(o, holder, sizeof(holder)))
+		r.holder = holder;	/* who holds it, in its checker's words */
 
 	saved_errno = errno;	/* the symboliser's system calls may fail; fixups too */
 	if (fx && fx->fn && !odebug_opt.abort_on_error && !odebug_opt.halt_on_error) {
@@ -612,7 +615,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 		 */
 		if (group != ODEBUG_GROUP_REPEAT && odebug_load(&printed) < odebug_opt.max_reports) {
 			odebug_report_lock();
-			stated = odebug_report_state(o, odebug_builtin_owner(o), &now);
+			stated = odebug_checkers_state(o, &now);
 			odebug_report_unlock();
 		}
 		fix_now(fx, o->state);
@@ -649,7 +652,7 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 				state = now;
 				r.state = &state;
 			}
-		} else if (odebug_report_state(o, odebug_builtin_owner(o), &state)) {
+		} else if (odebug_checkers_state(o, &state)) {
 			r.state = &state;
 		}
 		if (odebug_opt.print_suppressions)
@@ -746,26 +749,21 @@ void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack)
 	cancel_again(cancel);
 }
 
-/* --- at exit --------------------------------------------------------- */
-
-/* After every other exit handler and destructor: the status, data kept. */
-static void exit_with_code(int status, void *arg)
-{
-	(void)status;
-	(void)arg;
-	fflush(NULL);
-	_exit((int)odebug_opt.exitcode);
-}
-
 /* Did this process (not its parent before a fork) make an unsuppressed report? */
-static bool reported_here(void)
+bool odebug_report_made_here(void)
 {
 	return odebug_load(&odebug_warnings) - inherited_warnings >
 	       odebug_load(&odebug_suppressed) - inherited_suppressed;
 }
 
+/* Did this process (not its parent before a fork) count a warning? */
+bool odebug_report_warned_here(void)
+{
+	return odebug_load(&odebug_warnings) != inherited_warnings;
+}
+
 /* The summary (group.c) is written as a report is: flag, then lock. */
-static void write_summary(void)
+void odebug_report_summary(void)
 {
 	int cancel;
 
@@ -780,65 +778,4 @@ static void write_summary(void)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	in_report = 0;
 	cancel_again(cancel);
-}
-
-/*
- * The exit-time output: report_active_at_exit's reports, the summary,
- * print_stats; with @whole false the summary alone.  Written again only if
- * a warning was counted since it was last written (before an exec that
- * failed, or an exec retried along PATH), and then for the whole run.
- */
-static void exit_output(bool whole)
-{
-	if (odebug_load(&odebug_warnings) == output_at)
-		return;
-	if (whole && odebug_load(&odebug_mode) == ODEBUG_MODE_ON &&
-	    odebug_opt.report_active_at_exit)
-		odebug_report_active_objects();
-	write_summary();
-	if (whole && odebug_opt.print_stats) {
-		debug_objects_print_stats(2);
-		if (odebug_load(&odebug_mode) == ODEBUG_MODE_ON)
-			odebug_types_print(2);
-	}
-	if (whole || odebug_load(&odebug_warnings) != inherited_warnings)
-		output_at = odebug_load(&odebug_warnings);
-}
-
-/**
- * odebug_report_before_exec - the exit-time output, before an exec
- *
- * An exec ends this image without running destructors, so what our
- * destructor would print is printed now (preload/exec.c).  exitcode is
- * not applied: the new image's status is the process's.  A vfork() child
- * (same memory, another pid) prints nothing: the output is its parent's.
- * A fork() child (fork then exec starts most programs) prints its own
- * summary only, if it reported: the objects it holds and the statistics
- * are copies of its parent's, which prints them at its own exit.
- */
-void odebug_report_before_exec(void)
-{
-	if (getpid() == owner)
-		exit_output(!forked);
-}
-
-/**
- * odebug_report_at_exit - the exit-time options, from our destructor
- *
- * Runs after the program's atexit handlers and the destructors of objects
- * that depend on us, but before the destructors of libraries initialised
- * before us.  With exitcode set and an unsuppressed report made here, the
- * status is set by a handler registered now: exit() still runs a handler
- * registered while its handlers run (glibc's stdlib/exit.c restarts its
- * list), after _dl_fini has run every destructor, and on_exit() ties it to
- * no module's __cxa_finalize.  The handler flushes stdio, as exit() would
- * after it, and ends the process with the status.  libodebug is NODELETE,
- * so the handler's code is still mapped then.
- */
-void odebug_report_at_exit(void)
-{
-	exit_output(true);
-	if (odebug_opt.exitcode && reported_here() &&
-	    on_exit(exit_with_code, NULL) != 0)
-		exit_with_code(0, NULL);	/* cannot register: at least the status */
 }

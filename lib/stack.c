@@ -1,13 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stack.c - thread stacks: where they are, and what is left on them when a
- * thread exits.
- *
- * glibc caches the stacks of exited threads instead of unmapping them, so
- * no munmap() ever tells us an on-stack object died with its thread.  A
- * thread that annotates an on-stack object gets a key destructor that runs
- * the free check over its whole stack at exit.  The main thread's stack
- * lives as long as the process and is out of scope.
+ * stack.c - thread stacks: where they are, as learned (what is left on
+ * them when a frame returns or a thread exits is returned.c's).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,7 +11,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "held-ext.h"
 #include "internal.h"
 
 
@@ -27,31 +20,13 @@
  * is odebug_tls.stack_len long.
  */
 static ODEBUG_TLS uintptr_t stack_hi;
-static ODEBUG_TLS int exit_watched;
-static pthread_key_t exit_key;
-static bool exit_key_ok;
 static size_t static_tls_size;	/* glibc's, with the thread descriptor */
 static size_t static_tls_align;
-
-/*
- * The objects left here died when their functions returned, maybe long
- * ago, and the bytes are someone else's since: report from the trackers
- * only, never call the descriptor on them (odebug_check_range_dead()).
- */
-static void check_stack_at_exit(void *arg)
-{
-	(void)arg;
-	if (stack_hi > odebug_tls.stack_lo && odebug_on() && odebug_opt.check_free) {
-		odebug_check_range_dead(odebug_tls.stack_lo, stack_hi);
-		odebug_held_tstack_exit_checked();	/* its joiner still needs it */
-	}
-}
 
 void odebug_stack_init(void)
 {
 	void (*info)(size_t *size, size_t *align);
 
-	exit_key_ok = pthread_key_create(&exit_key, check_stack_at_exit) == 0;
 	/* GLIBC_PRIVATE, as the sanitizers use it; without it, see below. */
 	*(void **)&info = dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
 	if (info)
@@ -320,8 +295,12 @@ void odebug_stack_prepare(void)
 	odebug_tls.stack_len = 1;
 	stack_hi = 1;
 	if (!odebug_thread_hook) {
-		/* Built without the interposers: no thread is seen starting. */
-		odebug_thread_begin();
+		/*
+		 * Built without the interposers: no thread is seen starting.
+		 * Its bounds are learned here; libunwind's TLS is not
+		 * prepared, so its unwinds take the slower step-by-step way.
+		 */
+		odebug_stack_learn();
 		if (stack_hi > 1)
 			return;
 	}
@@ -346,71 +325,9 @@ bool odebug_on_stack(uintptr_t addr, uintptr_t *base)
 	return odebug_on_own_stack(addr);
 }
 
-/* Arrange the exit check for this thread (not the main thread). */
-void odebug_stack_watch_exit(void)
-{
-	if (likely(exit_watched) || !exit_key_ok)
-		return;
-	exit_watched = 1;
-	if (odebug_gettid() == getpid())
-		return;
-	odebug_guard_enter();
-	pthread_setspecific(exit_key, (void *)1);
-	odebug_guard_exit();
-}
-
 /* debug_object_init_on_stack: an object at @addr, if on this stack. */
 void odebug_stack_mark(uintptr_t addr)
 {
 	if (addr >= odebug_tls.stack_lo && addr < stack_hi && addr < odebug_tls.onstack_low)
 		odebug_onstack_set(addr);
-}
-
-/*
- * A tracker below the caller's stack pointer belongs to a frame that has
- * returned: its memory may be overwritten already, so it is reported from
- * the tracker alone (no hint, no fixup) and dropped; inactive ones, and
- * held memory whose holder let go, go silently.
- */
-static bool describe_gone(struct odebug_snapshot *o, void *arg)
-{
-	(void)arg;
-	o->flags = ODEBUG_SNAP_FRAME_GONE;
-	/* Held memory (held.c): reported only if its holder still holds it. */
-	return !odebug_held_released(o);
-}
-
-/**
- * odebug_stack_check_returned - on-stack objects of frames that returned
- * @sp:	the stack pointer of the caller of libodebug (an address in the
- *	frame of our entry point will do: nothing of the caller's lies below)
- *
- * Called when @sp is above odebug_tls.onstack_low.  Objects below @sp on this
- * thread's stack are in frames that are gone, unless the caller is not
- * running on this thread's stack at all (a coroutine stack, or a signal
- * handler on an alternate stack): then every frame of the thread's stack
- * is suspended, not gone, and nothing is checked.
- */
-void odebug_stack_check_returned(uintptr_t sp)
-{
-	uintptr_t lo = odebug_tls.onstack_low;
-	stack_t ss;
-
-	if (sp <= odebug_tls.stack_lo || sp > stack_hi)
-		return;			/* another stack: frames are suspended */
-	if (lo < odebug_tls.stack_lo)
-		lo = odebug_tls.stack_lo;
-	if (!odebug_range_may_hold(lo, sp)) {
-		odebug_onstack_set(sp);	/* freed before it returned */
-		return;
-	}
-	odebug_guard_enter();
-	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
-		odebug_guard_exit();
-		return;			/* an alternate stack carved from this one */
-	}
-	odebug_guard_exit();
-	/* Before reporting: a signal handler's call below sp must not rescan. */
-	odebug_onstack_set(sp);
-	odebug_drop_range(lo, sp, describe_gone, NULL);
 }

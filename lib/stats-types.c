@@ -15,47 +15,12 @@
  */
 #include <string.h>
 
-#include "builtin.h"
 #include "internal.h"
 
 #define SLOTS	ODEBUG_DESCR_SLOTS
 #define ROWS	32		/* types listed; the rest are counted */
 
-static ODEBUG_LARGE struct {
-	long now, most;
-	unsigned long reports;
-} counts[SLOTS];
 static ODEBUG_LARGE unsigned long walked[SLOTS], active[SLOTS];
-
-/* A tracker of descriptor @slot entered (+1) or left (-1) the table. */
-void odebug_types_count(unsigned int slot, int delta)
-{
-	long now = __atomic_add_fetch(&counts[slot & (SLOTS - 1)].now, delta, __ATOMIC_RELAXED);
-	long most = __atomic_load_n(&counts[slot & (SLOTS - 1)].most, __ATOMIC_RELAXED);
-
-	while (now > most &&
-	       !__atomic_compare_exchange_n(&counts[slot & (SLOTS - 1)].most, &most, now, true,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-/* A report of an object of @d (report.c), with print_stats=1. */
-void odebug_types_reported(const struct debug_obj_descr *d)
-{
-	int slot = odebug_descr_slot(d);
-
-	if (slot >= 0)
-		__atomic_add_fetch(&counts[slot].reports, 1, __ATOMIC_RELAXED);
-}
-
-/* The selftest's objects are not the program's: its rows go. */
-void odebug_types_forget(const struct debug_obj_descr *d)
-{
-	int slot = odebug_descr_slot(d);
-
-	if (slot >= 0)
-		memset(&counts[slot], 0, sizeof(counts[slot]));
-}
 
 static bool count_one(const struct odebug_tracker *t, void *ctx)
 {
@@ -74,7 +39,7 @@ static bool count_bucket(struct odebug_bucket *b, uint64_t chains, uintptr_t sta
 {
 	(void)start, (void)end;
 	odebug_bucket_lock(b);
-	odebug_builtin_sync_exit(b, chains);	/* mutexes: held as glibc says */
+	odebug_sync_exit(b, chains);	/* holds their holders keep */
 	odebug_bucket_each(b, chains, count_one, ctx);
 	odebug_bucket_unlock(b);
 	return false;
@@ -112,8 +77,8 @@ static int next_row(const bool *done)
 	int best = -1;
 
 	for (int s = 0; s < (int)SLOTS; s++)
-		if (!done[s] && (counts[s].most > 0 || counts[s].reports) &&
-		    (best < 0 || counts[s].most > counts[best].most))
+		if (!done[s] && (odebug_type_counts[s].most > 0 || odebug_type_counts[s].reports) &&
+		    (best < 0 || odebug_type_counts[s].most > odebug_type_counts[best].most))
 			best = s;
 	return best;
 }
@@ -144,7 +109,7 @@ void odebug_types_print(int fd)
 			continue;
 		}
 		put_row(&b, odebug_descr_entries[s].copy, walked[s], active[s],
-			(unsigned long)counts[s].most, counts[s].reports);
+			(unsigned long)odebug_type_counts[s].most, odebug_type_counts[s].reports);
 	}
 	if (more) {
 		odebug_puts(&b, ODEBUG_PREFIX "and ");

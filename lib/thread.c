@@ -21,16 +21,6 @@
 
 #include "internal.h"
 
-/* Set when preload/pthread-create.c is built in: threads are seen starting. */
-bool odebug_thread_hook;
-
-/*
- * No second thread of any kind exists (lib/tracker.h's unlocked swap):
- * set at the start and cleared before a clone by preload/clone.c, false
- * where that file is not built in.
- */
-ODEBUG_HOT bool odebug_one_thread;
-
 /*
  * In the new thread, before its start routine; in the thread that calls
  * pthread_create() (not from a signal handler: it is not async-signal

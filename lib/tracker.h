@@ -269,21 +269,24 @@ static inline bool odebug_tracker_move_busy(struct odebug_tracker *t, uint64_t w
 }
 
 /*
- * An rwlock's seal (builtin.h) stands for its tracker, INACTIVE or ACTIVE:
- * a tracker of the rwlock descriptor (the slot in odebug_rwlock_key, 0
- * until the first seal) that stops being tracked in either state (its
- * memory released without a destroy, the table emptied) breaks every seal,
- * after its word changed.  Every way out of the table (FREED, RETIRED)
- * passes here.
+ * A checker may need to hear when a tracker of one descriptor stops being
+ * tracked in any state (the pthread checks: an rwlock's seal, builtin.h,
+ * stands for its tracker): odebug_left_key (registry.h) holds that
+ * descriptor's settled key, 0 until set.  Every way out of the table
+ * (FREED, RETIRED) passes here, after the word changed.
  */
-extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;
-void odebug_rwlock_seals_break(void);
+#include "registry.h"
 
 /*
- * print_stats=1's count per type (stats-types.c): a tracker of the word
+ * print_stats=1's count per type (descr.c; printed by stats-types.c): a tracker of the word
  * @w's descriptor entered (+1) or left (-1) the table.  One predictable
  * branch otherwise.
  */
+struct odebug_type_count {
+	long now, most;
+	unsigned long reports;
+};
+extern ODEBUG_HIDDEN struct odebug_type_count odebug_type_counts[];	/* descr.c */
 void odebug_types_count(unsigned int slot, int delta);
 static inline void odebug_types_note(uint64_t w, int delta)
 {
@@ -299,8 +302,8 @@ static inline void odebug_tracker_left(uint64_t w)
 		odebug_types_note(w, -1);
 
 	if (unlikely(((w | 1 | ODEBUG_WORD_BUSY) & low) ==
-		     ((odebug_load(&odebug_rwlock_key) | ODEBUG_WORD_BUSY) & low)))
-		odebug_rwlock_seals_break();
+		     ((odebug_load(&odebug_left_key) | ODEBUG_WORD_BUSY) & low)))
+		odebug_checkers_left();
 }
 
 /* debug_object_free(): FREED, linked but untracked, busy clear. */
@@ -775,6 +778,26 @@ void odebug_revive(struct odebug_tracker *t, uintptr_t addr, unsigned int slot);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
 typedef void (*odebug_sync_fn)(struct odebug_tracker *t);
+/* The free check's sync, while a checker wants one (registry.h); NULL otherwise. */
+static inline odebug_sync_fn odebug_syncer(void)
+{
+	return unlikely(odebug_load(&odebug_sync_wanted)) ? odebug_checkers_sync_one : NULL;
+}
+
+/* The same for the trackers of @chains in [start, end) of live memory, under the bucket lock. */
+static inline void odebug_sync_range(struct odebug_bucket *b, uint64_t chains,
+				     uintptr_t start, uintptr_t end)
+{
+	if (unlikely(odebug_load(&odebug_sync_wanted)))
+		odebug_checkers_sync_range(b, chains, start, end);
+}
+
+/* ... and for every tracker of @chains at exit, its memory maybe gone. */
+static inline void odebug_sync_exit(struct odebug_bucket *b, uint64_t chains)
+{
+	if (unlikely(odebug_load(&odebug_sync_wanted)))
+		odebug_checkers_sync_exit(b, chains);
+}
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,
 					  uintptr_t start, uintptr_t end, odebug_sync_fn sync,
 					  uint32_t *taken, unsigned long *visited);

@@ -13,8 +13,7 @@
  */
 #include <string.h>
 
-#include "builtin.h"
-#include "held-ext.h"
+#include "internal.h"
 
 /*
  * Drop every tracker whose object starts in [start, end).  For each ACTIVE
@@ -52,8 +51,7 @@ repeat:
 	if (!t)
 		return false;
 	odebug_pool_free(t);
-	/* held-ext.h's holders are asked even here: a thread's own stack and signal stack end with it */
-	if (dc->describe(&o, dc->arg) && !odebug_held_ext_released(&o))
+	if (dc->describe(&o, dc->arg))
 		odebug_report(&o, "free");
 	goto repeat;
 }
@@ -98,10 +96,18 @@ static bool copy_bucket(struct odebug_bucket *b, uint64_t chains,
 	struct copy_ctx cc = { ctx, start, end };
 
 	odebug_bucket_lock(b);
-	odebug_builtin_sync_range(b, chains, start, end);	/* mutexes: still mapped */
+	odebug_sync_range(b, chains, start, end);	/* holds their holders keep; still mapped */
 	odebug_bucket_each(b, chains, copy_one, &cc);
 	odebug_bucket_unlock(b);
 	return false;
+}
+
+/* The holder's word on an object of the module still mapped (registry.h). */
+static bool released_mapped(uintptr_t addr, const struct debug_obj_descr *descr)
+{
+	struct odebug_snapshot o = { .addr = addr, .descr = descr, .state = ODEBUG_STATE_ACTIVE };
+
+	return odebug_checkers_released(&o);
 }
 
 void odebug_unload_before(struct odebug_unload *u)
@@ -128,8 +134,7 @@ void odebug_unload_before(struct odebug_unload *u)
 
 		memcpy(u->objs[i].name, name, len);
 		u->objs[i].name[len] = '\0';
-		u->objs[i].released = odebug_modules_released(u->objs[i].descr,
-							      (void *)u->objs[i].addr, false);
+		u->objs[i].released = released_mapped(u->objs[i].addr, u->objs[i].descr);
 	}
 }
 
@@ -146,12 +151,10 @@ static bool describe_unloaded(struct odebug_snapshot *o, void *arg)
 			o->type_name = u->objs[i].name;
 			return !u->objs[i].released;
 		}
-	/* Not asked before the unload: a module with no record of its own stays silent. */
-	if (odebug_modules_released(o->descr, (void *)o->addr, true))
-		return false;
 	if (u->more)
 		o->type_name = "(unknown: too many objects to copy)";
-	return true;
+	/* Not asked before the unload: a holder with no record of its own stays silent. */
+	return !odebug_checkers_released(o);
 }
 
 /* After a dlclose() that unloaded the module. */

@@ -4,7 +4,7 @@
  *
  * An exec ends the image as exit() does but runs no destructor, so the
  * summary, report_active_at_exit's reports and print_stats would be lost;
- * odebug_report_before_exec() (lib/report.c) writes them first.  An exec
+ * odebug_exit_before_exec() (lib/exit.c) writes them first.  An exec
  * that fails leaves the process running: the output is written again (at
  * the next exec or at exit) only if a warning was counted since.
  *
@@ -103,7 +103,7 @@ static void before_exec(void)
 	int saved_errno = errno;
 
 	if (odebug_tls.guard == 0)
-		odebug_report_before_exec();
+		odebug_exit_before_exec();
 	errno = saved_errno;
 }
 

@@ -12,7 +12,7 @@ owner=lib/tracker.h
 allow='
 lib/lock.h:atomic_compare_exchange_strong_explicit(&lock->v
 lib/group.c:__atomic_compare_exchange_n(&g->key
-lib/init.c:__atomic_compare_exchange_n(&state
+lib/mode.c:__atomic_compare_exchange_n(&state
 lib/report.c:__atomic_compare_exchange_n(&printed
 lib/bucket.c:__atomic_compare_exchange_n(stat
 lib/held-store.c:__atomic_compare_exchange_n(&odebug_holds
@@ -23,7 +23,7 @@ lib/builtin.c:__atomic_compare_exchange_n(&odebug_rwlock_seal
 lib/builtin.c:__atomic_compare_exchange_n(&rw->__data.__pad2
 lib/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
 lib/stack.c:!__atomic_compare_exchange_n(&stacks_used
-lib/stats-types.c:__atomic_compare_exchange_n(&counts[slot
+lib/descr.c:__atomic_compare_exchange_n(&c->most
 lib/unwind.c:__atomic_compare_exchange_n(&k->pc
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
