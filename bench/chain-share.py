@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """chain-share.py - how many objects share a chain with an object, by the
-hash alone (lib/tracker.h's odebug_chunk_hash(), lib/table.c's shuffle), for 1 M objects at P per
+hash alone (lib/table/tracker.h's odebug_chunk_hash(), lib/table/table.c's shuffle), for 1 M objects at P per
 4 KiB page in consecutive chunks: the sum over chains of length^2 / objects.
 Objects at a stride of 2^k cells use the chains the shuffle's low bits pick,
 so the chunks of one bucket collide when those bits agree.
 
-    bench/chain-share.py        # raw class as the shuffle, and lib/table.c's
+    bench/chain-share.py        # raw class as the shuffle, and lib/table/table.c's
 """
 from collections import Counter
 
 MASK, GOLDEN, HASH_BITS = (1 << 64) - 1, 0x61C8864680B583EB, 13
-REGION_BITS, KEY_SHIFT = 6, 64 - HASH_BITS - 8     # lib/tracker.h
+REGION_BITS, KEY_SHIFT = 6, 64 - HASH_BITS - 8     # lib/table/tracker.h
 
 
 def region_hash(chunk):
@@ -39,4 +39,4 @@ def mixed(key):
 
 
 for pp in (1, 4, 8, 16):
-    print(f'{pp} per page: raw class {share(pp, raw):.2f}, lib/table.c {share(pp, mixed):.2f}')
+    print(f'{pp} per page: raw class {share(pp, raw):.2f}, lib/table/table.c {share(pp, mixed):.2f}')

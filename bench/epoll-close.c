@@ -4,7 +4,7 @@
  * registrations are held elsewhere: a server with 19,000 long-lived
  * registrations (19 sets of 1,000 eventfds, each with a heap data.ptr)
  * that makes, uses and closes 20,000 sets of one registration each.  A
- * set's close ends its own registrations' holds (lib/held.c); it should
+ * set's close ends its own registrations' holds (lib/checks/held/held.c); it should
  * cost what those are, not what every set holds.
  *
  * The program runs itself again under each library given, ROUNDS times

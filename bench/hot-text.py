@@ -8,7 +8,7 @@ libodebug runs, which the build places together at the start of its text
 The kernel maps a library's cached pages 64 KiB around each page fault,
 so a function run once in a while keeps a whole window of our text
 resident.  Once started, libodebug returns its pages to the page cache
-(lib/trim.c); the windows that come back are the ones the program's calls
+(lib/base/trim.c); the windows that come back are the ones the program's calls
 touch.  Listed first, in one input section group of under 64 KiB, those
 calls touch one window, not every one.
 
@@ -34,7 +34,7 @@ import tempfile
 
 # Where a call is the start, not a use: nothing below it is hot.
 START = {'odebug_enable_slow', 'odebug_start_slow'}
-# Where the pages are given back from (lib/trim.c).
+# Where the pages are given back from (lib/base/trim.c).
 TRIM = {'odebug_trim', 'odebug_trim_after', 'trim_range', 'trim_run'}
 # The lock and semaphore families' interposers and state functions, each
 # (7 KiB of the latter): under valgrind, which runs one thread at a time,

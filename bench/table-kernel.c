@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * table-kernel.c - the kernel's table, the benchmarks' baseline: it takes
- * lib/table.c's place in a second build of the core (bench/kernel/),
+ * lib/table/table.c's place in a second build of the core (bench/kernel/),
  * never in the library that is installed.
  *
  * The kernel's 16384 chains, hashed by 4 KiB chunk, one chain per hash
@@ -17,7 +17,7 @@
  */
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "core.h"
 
 #define HASH_SIZE	((size_t)1 << ODEBUG_HASH_BITS)	/* buckets */
 #define CHAIN_BITS	(ODEBUG_HASH_BITS + 1)		/* the kernel's ODEBUG_HASH_BITS */

@@ -157,7 +157,7 @@ static uint64_t get(const unsigned char *p, int size, unsigned data)
 	return n;
 }
 
-/* Does libodebug read @value as a switch turned off (lib/options.c)? */
+/* Does libodebug read @value as a switch turned off (lib/base/options.c)? */
 static bool is_off(const char *value)
 {
 	return !strcmp(value, "0") || !strcmp(value, "false") || !strcmp(value, "no") ||

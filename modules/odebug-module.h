@@ -6,7 +6,7 @@
  * libodebug loads libodebug-<name>.so when the library it serves is in the
  * process, resolves each hook's real function in that library, and points
  * every object's calls to the hooked functions at the wrappers (their GOT
- * slots).  Shared by lib/modules.c and the modules; not installed.
+ * slots).  Shared by lib/checks/modules.c and the modules; not installed.
  */
 #ifndef ODEBUG_MODULE_H
 #define ODEBUG_MODULE_H

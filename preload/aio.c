@@ -2,8 +2,8 @@
 /*
  * aio.c - the aio_read, aio_write, aio_fsync and lio_listio interposers
  * (and their 64-bit names): a request in flight holds its aiocb and its
- * buffer (lib/held-aio.c).  Disabled, one branch and a tail call;
- * enabled, the real call first, then one event of lib/held-io.c; glibc's
+ * buffer (lib/checks/held/held-aio.c).  Disabled, one branch and a tail call;
+ * enabled, the real call first, then one event of lib/checks/held/held-io.c; glibc's
  * return value and errno unchanged, and a failed call holds nothing.
  *
  * glibc 2.34 moved POSIX AIO from librt into libc: each function is at
@@ -138,7 +138,7 @@ AIO_FUNCS();
 AIO_FUNCS(64);
 #endif
 
-/* --- lib/held-aio.c's questions: glibc's own answers ------------------ */
+/* --- lib/checks/held/held-aio.c's questions: glibc's own answers ------------------ */
 
 static int error_of(const void *cb)
 {

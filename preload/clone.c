@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * clone.c - knowing that the process has one thread, for the tracker's
- * compare-and-swap without the lock prefix (lib/tracker.h).
+ * compare-and-swap without the lock prefix (lib/table/tracker.h).
  *
  * glibc's __libc_single_threaded is cleared by pthread_create() (and
  * everything glibc builds on it: C11 threads, timer and AIO helpers), but
@@ -43,7 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "interpose.h"
 
 typedef int clone_fn(int (*fn)(void *), void *stack, int flags, void *arg, ...);

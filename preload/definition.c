@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "dynsym.h"
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 struct definition {

@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 enum form {

@@ -4,13 +4,13 @@
  * (the kernel checks a module's memory when it is unloaded).
  *
  * Before the real dlclose(), the active trackers in the module's writable
- * segments are copied (lib/unload.c); after it, if the module is gone from
+ * segments are copied (lib/core/unload.c); after it, if the module is gone from
  * the link map, those still active are reported from the copy and every
  * tracker in the segments is dropped.  A dlclose() that only drops a
  * reference, and a module whose destructors deactivated their objects,
  * give no report.  Each successful call takes one of the handle's
  * references counted by preload/dlopen.c.  The code the module must keep
- * (lib/held-module.c) is checked after the real call too, once the
+ * (lib/checks/held/held-module.c) is checked after the real call too, once the
  * module's destructors had their chance to release it.  No libodebug
  * lock is held across any loader call.
  *
@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "held-ext.h"
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 struct find {
@@ -87,9 +87,9 @@ static int checked_dlclose(int (*next)(void *), void *handle)
 }
 
 /*
- * Decided on: the handle's count (lib/held-opens.c) drops with each
+ * Decided on: the handle's count (lib/checks/held/held-opens.c) drops with each
  * successful call; started, the module's memory is checked, and its
- * code once its destructors have run (lib/held-module.c).
+ * code once its destructors have run (lib/checks/held/held-module.c).
  */
 static int check_dlclose(int (*next)(void *), void *handle)
 {

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * dlopen.c - a library loaded at run time gets its annotation module
- * (lib/modules.c): after a successful dlopen(), decided on, the known
+ * (lib/checks/modules.c): after a successful dlopen(), decided on, the known
  * libraries now in the process get their modules, and every object newly
  * loaded has its calls to wrapped functions redirected.
  *
- * Each handle returned is counted (lib/held-opens.c), so that dlclose.c
+ * Each handle returned is counted (lib/checks/held/held-opens.c), so that dlclose.c
  * knows which dlclose() drops the program's last reference.
  *
  * The scan runs after the real dlopen() returned: no libodebug lock is
@@ -22,7 +22,8 @@
 #include <errno.h>
 
 #include "held-ext.h"
-#include "internal.h"
+#include "core.h"
+#include "modules.h"
 #include "interpose.h"
 
 static void *lazy_234(const char *file, int mode);
@@ -51,7 +52,7 @@ static void *open_next(const char *file, int mode, void *next)
 /*
  * Decided on: the open searched as the caller at @ra would have it
  * (dlcaller.c: glibc would take libodebug for the caller), the handle
- * counted (lib/held-opens.c), the annotation modules scanned.
+ * counted (lib/checks/held/held-opens.c), the annotation modules scanned.
  */
 static void *scanned_dlopen(void *(*next)(const char *, int), const char *file, int mode,
 			    const void *ra)

@@ -3,8 +3,8 @@
  * epoll.c - the epoll_ctl, epoll_wait and close interposers: an epoll set
  * holds each registration's data value and hands it back with the next
  * event, so memory freed while registered by data.ptr is "free active"
- * (lib/held.c).  Disabled, one branch and a tail call; enabled, the real
- * call first, then one event of lib/held.c; glibc's return value and
+ * (lib/checks/held/held.c).  Disabled, one branch and a tail call; enabled, the real
+ * call first, then one event of lib/checks/held/held.c; glibc's return value and
  * errno unchanged, and a failed call holds nothing.
  */
 #define _GNU_SOURCE

@@ -4,7 +4,7 @@
  *
  * An exec ends the image as exit() does but runs no destructor, so the
  * summary, report_active_at_exit's reports and print_stats would be lost;
- * odebug_exit_before_exec() (lib/exit.c) writes them first.  An exec
+ * odebug_exit_before_exec() (lib/start/exit.c) writes them first.  An exec
  * that fails leaves the process running: the output is written again (at
  * the next exec or at exit) only if a warning was counted since.
  *
@@ -29,7 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "start.h"
 
 typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int execv_fn(const char *, char *const[]);

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dynsym.h"
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 #if defined(__has_include)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """hot-archive.py - a static library's objects with the hot functions' sections
 renamed .text.hot.NAME, which the linker's default script places together
-at the start of .text (lib/trim.c says why).  What that script places
+at the start of .text (lib/base/trim.c says why).  What that script places
 before the hot block, the cold parts GCC splits off (.text.unlikely.*) and
 the constructors and destructors (.text.startup.*, .text.exit.*), run once
 or never after the start: they are renamed .text.cold.* and go with the

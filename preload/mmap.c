@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 /* Is a release to be checked?  (replace.c's interposers ask too.) */

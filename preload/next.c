@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 static void bootstrap_free(void *p);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread-barrier.c - the pthread_barrier_* interposers.  Waiting is
- * ACTIVE, the tracker counting arrivals (lib/builtin.c's
+ * ACTIVE, the tracker counting arrivals (lib/checks/builtin/builtin.c's
  * barrier_arrival()); the last arrival releases them all before any of
  * them returns, so the barrier can be destroyed right after the last wait.
  */

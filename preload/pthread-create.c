@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread-create.c - a new thread is set up for reporting before its start
- * routine runs (lib/thread.c says why: what a thread sets up lazily may
+ * routine runs (lib/core/thread.c says why: what a thread sets up lazily may
  * allocate, and its first report may come from a signal handler that
  * interrupted malloc).
  *
@@ -21,7 +21,7 @@
 #include <threads.h>
 
 #include "held-ext.h"
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 /*
@@ -29,12 +29,12 @@
  * routine, which is what reaches ours: our routine runs before TSan has set
  * the thread up, and the allocation in odebug_thread_begin() then crashes
  * in TSan's allocator.  Under TSan threads are left unprepared and set up
- * on their first API call instead (lib/stack.c), which is safe there: TSan
+ * on their first API call instead (lib/table/stack.c), which is safe there: TSan
  * delivers signals only at its own safe points, never inside malloc().
  */
 static bool threads_prepared;
 
-/* Before any thread of the program's: lib/stack.c relies on this hook. */
+/* Before any thread of the program's: lib/table/stack.c relies on this hook. */
 __attribute__((constructor(101))) static void thread_hook_here(void)
 {
 	threads_prepared = !odebug_defined_elsewhere("__tsan_init");	/* no failed dlsym()'s malloc */
@@ -47,7 +47,7 @@ struct start {
 	void *(*routine)(void *);
 	int (*c11_routine)(void *);
 	void *arg;
-	void *stack;		/* the attribute's stack (lib/held-tstack.c), or NULL */
+	void *stack;		/* the attribute's stack (lib/checks/held/held-tstack.c), or NULL */
 	size_t stack_size;
 	bool detached;		/* created detached */
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread-join.c - the calls that end a thread stack's hold
- * (lib/held-tstack.c): a successful pthread_join, pthread_tryjoin_np,
+ * (lib/checks/held/held-tstack.c): a successful pthread_join, pthread_tryjoin_np,
  * pthread_timedjoin_np or pthread_clockjoin_np gives the program its
  * stack back; pthread_detach makes the hold end with the thread.
  * Disabled, one branch and a tail call; enabled, the real call first,

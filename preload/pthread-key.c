@@ -4,7 +4,7 @@
  * interposers: a key's destructor runs at each thread's exit while the
  * thread has a value, so a module unloaded with its code as the
  * destructor of a live key is reported at the dlclose
- * (lib/held-module.c).  glibc's key table is not public, so the
+ * (lib/checks/held/held-module.c).  glibc's key table is not public, so the
  * destructors are recorded here.  Disabled, one branch and a tail call;
  * enabled, the real call first; glibc's return value and errno
  * unchanged, and a failed call records nothing.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pthread-mutex.c - the pthread_mutex_* interposers (lib/builtin.c has the
+ * pthread-mutex.c - the pthread_mutex_* interposers (lib/checks/builtin/builtin.c has the
  * state logic).  Each makes the real call and returns glibc's value with
  * errno unchanged; disabled, each is one branch and a tail call.
  */

@@ -2,7 +2,7 @@
 /*
  * pthread-rwlock.c - the pthread_rwlock_* interposers.  Write-held is
  * ACTIVE with no count, by one compare-and-swap of the tracker; read holds
- * are glibc's __readers (lib/builtin.c), counted in the active state only
+ * are glibc's __readers (lib/checks/builtin/builtin.c), counted in the active state only
  * where the table decides (init, destroy, the free check) or in tracked
  * mode.
  */

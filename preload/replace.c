@@ -12,7 +12,7 @@
  * glibc's malloc and the loader map memory through internal calls that do
  * not come here; what does come (the program's and libraries' calls) pays
  * one flag test when it does not replace anything.  libodebug's own
- * mappings are raw system calls (lib/prim.c, mmap.c), never these.
+ * mappings are raw system calls (lib/base/prim.c, mmap.c), never these.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -24,7 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 #ifndef MADV_FREE

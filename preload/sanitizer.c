@@ -17,7 +17,7 @@
 #include <dlfcn.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "core.h"
 #include "next.h"
 
 #define SANE_BLOCK_SIZE	((size_t)1 << 40)

@@ -3,7 +3,7 @@
  * sigaltstack.c - the sigaltstack interposer: the kernel holds a
  * thread's alternate signal stack until SS_DISABLE, another one, or the
  * thread's exit, so memory freed while installed is "free active"
- * (lib/held-sigstack.c).  Disabled, one branch and a tail call; enabled,
+ * (lib/checks/held/held-sigstack.c).  Disabled, one branch and a tail call; enabled,
  * the real call first, then one event; glibc's return value and errno
  * unchanged, and a failed call holds nothing.
  */
@@ -46,7 +46,7 @@ ODEBUG_INLINE int sigaltstack_(int (*next)(const stack_t *, stack_t *), const st
 INTERPOSE(int, sigaltstack, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE,
 	  (const stack_t *ss, stack_t *old), (ss, old), sigaltstack_);
 
-/* lib/held-sigstack.c's question and fixup: glibc's own call, not this one. */
+/* lib/checks/held/held-sigstack.c's question and fixup: glibc's own call, not this one. */
 __attribute__((constructor)) static void sigaltstack_call(void)
 {
 	odebug_held_sigaltstack_call = next_sigaltstack_only;

@@ -3,9 +3,9 @@
  * stdio.c - the setvbuf, setbuffer, setbuf, fclose, freopen and
  * fcloseall interposers: a stream holds the buffer the program gave it until it is
  * closed, reopened or given another, so memory freed while it is the
- * buffer of an open stream is "free active" (lib/held-stdio.c).
+ * buffer of an open stream is "free active" (lib/checks/held/held-stdio.c).
  * Disabled, one branch and a tail call; enabled, the real call first,
- * then one event of lib/held-stdio.c; glibc's return value and errno
+ * then one event of lib/checks/held/held-stdio.c; glibc's return value and errno
  * unchanged, and a failed call holds nothing.
  */
 #define _GNU_SOURCE
@@ -177,7 +177,7 @@ ODEBUG_INLINE int fcloseall_(int (*next)(void))
 }
 INTERPOSE(int, fcloseall, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, (void), (), fcloseall_);
 
-/* The fixup's call: glibc's setvbuf, unbuffered (lib/held-stdio.c says why that one). */
+/* The fixup's call: glibc's setvbuf, unbuffered (lib/checks/held/held-stdio.c says why that one). */
 static int unbuffer(void *stream)
 {
 	int saved = errno, r;

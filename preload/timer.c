@@ -3,17 +3,17 @@
  * timer.c - the timer_create, timer_settime and timer_delete interposers:
  * a POSIX timer holds its sigev_value.sival_ptr and hands it to its
  * SIGEV_THREAD function or signal handler when it fires, so memory freed
- * while its timer is armed is "free active" (lib/held.c), and the fixup
+ * while its timer is armed is "free active" (lib/checks/held/held.c), and the fixup
  * disarms the timer.  An armed SIGEV_THREAD timer holds its function's
- * code too, whatever its value (lib/held-module.c asks at dlclose).
+ * code too, whatever its value (lib/checks/held/held-module.c asks at dlclose).
  * Disabled, one branch and a tail call; enabled, the
- * real call first, then one event of lib/held.c; glibc's return value and
+ * real call first, then one event of lib/checks/held/held.c; glibc's return value and
  * errno unchanged, and a failed call holds nothing.
  *
  * glibc has two ABIs: timer_t as an int index (the 2.2.5 node, for
  * programs linked before glibc 2.3.3) and timer_t as a pointer-sized id
  * (2.3.3, the same function again as 2.34's default).  Each interposer
- * forwards to the same version, and lib/held.c keeps the version with the
+ * forwards to the same version, and lib/checks/held/held.c keeps the version with the
  * id, so the fixup and the query at the free check call the matching
  * timer_settime and timer_gettime.
  */
@@ -41,7 +41,7 @@ static bool hands_value(const struct sigevent *evp)
 
 /*
  * A timer holds its sival_ptr, if it may be a pointer, and its
- * SIGEV_THREAD function, whatever the value (lib/held-module.c asks for
+ * SIGEV_THREAD function, whatever the value (lib/checks/held/held-module.c asks for
  * the function at dlclose).  A timer that holds neither still ends the
  * record of its id: that one is of a deleted timer whose timer_delete
  * went by unseen (a signal handler's, while its thread was inside
@@ -71,7 +71,7 @@ static void created(uint64_t id, int ver, const struct sigevent *evp)
 	errno = saved;
 }
 
-/* Only once on: a timer made before holds nothing of ours.  errno: kept by lib/held.c. */
+/* Only once on: a timer made before holds nothing of ours.  errno: kept by lib/checks/held/held.c. */
 static void set(uint64_t id, int ver, const struct itimerspec *v)
 {
 	if (odebug_held_live())
@@ -246,7 +246,7 @@ int odebug_timer_gettime_old(int id, struct itimerspec *v);
 __asm__(".symver odebug_timer_gettime_old,timer_gettime@" ODEBUG_V_BASE);
 #endif
 
-/* --- lib/held.c's questions ------------------------------------------ */
+/* --- lib/checks/held/held.c's questions ------------------------------------------ */
 
 /* Is the timer armed (it_value not zero)?  A timer gone (EINVAL) is not. */
 static bool armed(uint64_t id, int ver)
@@ -281,7 +281,7 @@ static void disarm(uint64_t id, int ver)
 
 static const struct odebug_held_timer_ops ops = { armed, disarm };
 
-/* Before any timer exists: lib/held.c knows nothing of glibc's versions. */
+/* Before any timer exists: lib/checks/held/held.c knows nothing of glibc's versions. */
 __attribute__((constructor)) static void timer_ops(void)
 {
 	odebug_held_timer_ops = &ops;

@@ -2,7 +2,7 @@
 /*
  * uring.c - liburing's submitting functions interposed: the requests the
  * kernel takes from the submission ring hold their buffers until their
- * completion is posted (lib/held-uring.c).
+ * completion is posted (lib/checks/held/held-uring.c).
  *
  * liburing 2.x's prep helpers and io_uring_get_sqe are inline: the
  * requests are only seen in the ring.  Each interposer reads the kernel's

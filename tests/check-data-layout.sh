@@ -1,5 +1,5 @@
 #!/bin/sh
-# Static data of a page or more lives in .lbss (ODEBUG_LARGE, lib/types.h),
+# Static data of a page or more lives in .lbss (ODEBUG_LARGE, lib/base/types.h),
 # not among the small variables in .bss and .data: there, one big array
 # spreads the flags every call reads over many pages, and a program makes
 # resident each page it touches.  Fails naming each such object, or when

@@ -34,7 +34,7 @@ for f in "$@"; do
 	*) echo "$f is exported as '$v', not in glibc's, libstdc++'s or liburing's version node"; exit 1 ;;
 	esac
 done
-# Our own locks must never reach our lock interposers (lib/lock.h).
+# Our own locks must never reach our lock interposers (lib/base/lock.h).
 if nm -D --undefined-only "$lib" | grep -E ' (pthread_(mutex|spin|rwlock|cond|barrier)_[a-z]+|sem_[a-z]+|mtx_[a-z]+|cnd_[a-z]+)@'; then
 	echo "libodebug imports a lock function: its own locks would bind to its interposers"
 	exit 1

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """The hot functions (preload/hot-text.list) are all in the library, and
 together: one block at the start of its text, within one 64 KiB window,
-so that the pages a started libodebug runs are one window (lib/trim.c).  A line whose
+so that the pages a started libodebug runs are one window (lib/base/trim.c).  A line whose
 function the hot archives do not have renamed means the list is stale:
 run bench/hot-text.py again.
 

@@ -1,30 +1,30 @@
 #!/bin/sh
-# The tracker's lockless protocol lives in one header (lib/tracker.h): no
+# The tracker's lockless protocol lives in one header (lib/table/tracker.h): no
 # other file in lib/ or preload/ compares-and-swaps, exchanges or ORs
 # atomically, or touches a tracker's word field.  Every other atomic
 # read-modify-write must be on the allowlist below, which says what it is on.
 # usage: check-tracker-cas.sh SOURCE_ROOT
 set -eu
 root=$1
-owner=lib/tracker.h
+owner=lib/table/tracker.h
 
 # file:text on the line.  None of these is a tracker's word.
 allow='
-lib/lock.h:atomic_compare_exchange_strong_explicit(&lock->v
-lib/group.c:__atomic_compare_exchange_n(&g->key
-lib/mode.c:__atomic_compare_exchange_n(&state
-lib/report.c:__atomic_compare_exchange_n(&printed
-lib/bucket.c:__atomic_compare_exchange_n(stat
-lib/held-store.c:__atomic_compare_exchange_n(&odebug_holds
-lib/held.c:__atomic_fetch_or(&odebug_held_fdbits
-lib/trim.c:__atomic_fetch_or(&trim_state
-lib/builtin.c:__atomic_fetch_or(&odebug_builtin_on
-lib/builtin.c:__atomic_compare_exchange_n(&odebug_rwlock_seal
-lib/builtin.c:__atomic_compare_exchange_n(&rw->__data.__pad2
-lib/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
-lib/stack.c:!__atomic_compare_exchange_n(&stacks_used
-lib/descr.c:__atomic_compare_exchange_n(&c->most
-lib/unwind.c:__atomic_compare_exchange_n(&k->pc
+lib/base/lock.h:atomic_compare_exchange_strong_explicit(&lock->v
+lib/report/group.c:__atomic_compare_exchange_n(&g->key
+lib/base/mode.c:__atomic_compare_exchange_n(&state
+lib/report/report.c:__atomic_compare_exchange_n(&printed
+lib/table/bucket.c:__atomic_compare_exchange_n(stat
+lib/checks/held/held-store.c:__atomic_compare_exchange_n(&odebug_holds
+lib/checks/held/held.c:__atomic_fetch_or(&odebug_held_fdbits
+lib/base/trim.c:__atomic_fetch_or(&trim_state
+lib/checks/builtin/builtin.c:__atomic_fetch_or(&odebug_builtin_on
+lib/checks/builtin/builtin.c:__atomic_compare_exchange_n(&odebug_rwlock_seal
+lib/checks/builtin/builtin.c:__atomic_compare_exchange_n(&rw->__data.__pad2
+lib/table/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
+lib/table/stack.c:!__atomic_compare_exchange_n(&stacks_used
+lib/table/descr.c:__atomic_compare_exchange_n(&c->most
+lib/report/unwind.c:__atomic_compare_exchange_n(&k->pc
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 

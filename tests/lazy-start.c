@@ -4,7 +4,7 @@
  * the first API call, not at process start: a process that annotates
  * nothing pays for none of it.  The start itself makes no loader call and
  * no allocation; a report needs nothing loaded either: on x86-64 its
- * frames come from the call-frame information (lib/unwind.c), elsewhere
+ * frames come from the call-frame information (lib/report/unwind.c), elsewhere
  * from libunwind, which the constructor loads.  Run with ODEBUG=1.
  *
  *   1. before any call: no tracker carved; libunwind not loaded on x86-64,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The chunk map (lib/table.c) reserves 32 GiB of address space.  Under a
+ * The chunk map (lib/table/table.c) reserves 32 GiB of address space.  Under a
  * limit on address space (RLIMIT_AS) it must not: the program's own
  * allocations would fail for it.  Each case starts libodebug in a fresh
  * child (the start is lazy: the first annotation maps the table), then

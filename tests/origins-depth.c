@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * origins=1 remembers a call chain per thread instead of unwinding it again
- * (lib/origin.c).  Run with ODEBUG=1 ODEBUG_OPTIONS=origins=1:stack_depth=12:
+ * (lib/report/origin.c).  Run with ODEBUG=1 ODEBUG_OPTIONS=origins=1:stack_depth=12:
  *
  *   1. an object initialised 30 calls deep prints exactly stack_depth (12)
  *      frames where it was initialised, named;

@@ -10,7 +10,7 @@
 #include <time.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h"
 #include "test-main.h"
 
 static void civil_from_days_matches_gmtime(void **state)

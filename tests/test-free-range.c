@@ -207,7 +207,7 @@ static void zero_size_checks_nothing(void **state)
 /*
  * Two chunks whose trackers share an occupancy mask in the table (same
  * bucket and class: the top 19 bits of the chunk's multiplicative hash, see
- * lib/table.c).  Contiguous chunks never do, so search a 16 GiB
+ * lib/table/table.c).  Contiguous chunks never do, so search a 16 GiB
  * reservation that is never touched.
  */
 static uint64_t mask_key(uintptr_t addr)

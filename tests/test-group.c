@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reports grouped by cause (lib/group.c) and the summary at exit: the same
+ * Reports grouped by cause (lib/report/group.c) and the summary at exit: the same
  * culprit line is one group from any caller (dedup=2: the same stack),
  * another line, operation or type is another; counts
  * stay exact with threads racing on one new cause; dedup=0 prints every

@@ -98,7 +98,7 @@ static void thread_stack_objects_get_a_notice(void **state)
 /*
  * A thread started where libodebug could not see it (glibc's own
  * pthread_create, as for threads older than libodebug): its stack is not
- * known, so nothing is said (lib/thread.c: learning it there could
+ * known, so nothing is said (lib/core/thread.c: learning it there could
  * allocate inside a signal handler that interrupted malloc).  Built
  * without interposers, libodebug sees no thread start and learns each
  * thread's stack on its first call.

@@ -25,7 +25,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h"
 #include "test-main.h"
 
 /* Bytes mapped, from /proc/self/maps; no allocation. */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h"
 #include "test-main.h"
 
 #define ARENA		((uintptr_t)0x7e5500000000)

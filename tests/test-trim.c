@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h"
 #include "test-main.h"
 
 #define PAGE 4096

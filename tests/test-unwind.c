@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test-unwind.c - the frames lib/unwind.c reads from the call-frame
+ * test-unwind.c - the frames lib/report/unwind.c reads from the call-frame
  * information are libunwind's, white-box: libunwind (dlopen'ed here, as
  * the reference) and odebug_unwind() capture the same stack, and from the
  * frame both know on, the addresses must be the same.
@@ -30,7 +30,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "internal.h"
+#include "core.h"
 #include "test-main.h"
 
 #define DEPTH 64

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tracker's compare-and-swap (lib/tracker.h) from threads glibc does
+ * The tracker's compare-and-swap (lib/table/tracker.h) from threads glibc does
  * not know about: two made with a raw clone(CLONE_THREAD), which leaves
  * __libc_single_threaded true, and the main thread, all incrementing one
  * tracker word by compare-and-swap.  Built with preload/clone.c, as
@@ -28,7 +28,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core.h"
 
 #define ROUNDS	2000000ul
 #define STACK	(64 * 1024)

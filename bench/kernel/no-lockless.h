@@ -6,14 +6,14 @@
  * tracker's word, as in the kernel:
  *
  * - the tracker word's compare-and-swap is a compare and a plain store.
- *   lib/internal.h is parsed with __atomic_compare_exchange_n redefined:
+ *   lib/core/core.h (and the layers below) is parsed with __atomic_compare_exchange_n redefined:
  *   its one strong swap is tracker.h's odebug_tracker_cas() (the span's
  *   loops are weak and stay atomic; a macro does not expand itself, so
- *   they reach the builtin).  The macro ends with internal.h: the .c
+ *   they reach the builtin).  The macro ends with core.h: the .c
  *   files' own swaps (groups, report slots, ...) stay atomic.
  * - odebug_peek(), the lockless lookup, finds nothing, and
  *   odebug_prefetch() before the lock does nothing (the callers' uses
- *   below internal.h are replaced; its definitions stand).
+ *   below core.h are replaced; its definitions stand).
  *
  * (_GNU_SOURCE is defined on the command line as the files that define it
  * define it, empty, since this comes before their first line.)
@@ -36,7 +36,7 @@ static inline bool odebug_kernel_cas(uint64_t *word, uint64_t *old, uint64_t new
 #define __atomic_compare_exchange_n(p, old, new, weak, s, f)			\
 	((weak) ? __atomic_compare_exchange_n(p, old, new, weak, s, f)		\
 		: odebug_kernel_cas(p, old, new))
-#include "internal.h"
+#include "core.h"
 #undef __atomic_compare_exchange_n
 
 /* No tracker found without the lock: the callers go on to the locked path. */

@@ -26,7 +26,7 @@
  * keeps its own tracker), ACTIVE while at least one record holds it, so
  * several sources may share one data pointer, and INACTIVE after until the
  * data's memory is released.  Only values that can be
- * pointers are held (lib/held.c's rule: 8-aligned, from 64 KiB up, below
+ * pointers are held (lib/checks/held/held.c's rule: 8-aligned, from 64 KiB up, below
  * the top of user space): NULL, GINT_TO_POINTER() values and string
  * literals pass through untouched.
  *
@@ -145,7 +145,7 @@ static struct rec **bucket_of(const void *data)
 	return &buckets[((uintptr_t)data * 0x9e3779b97f4a7c15ull) >> (64 - 12)];
 }
 
-/* lib/held.c's test: could @v be a pointer to memory a free can release? */
+/* lib/checks/held/held.c's test: could @v be a pointer to memory a free can release? */
 static bool plausible(const void *v)
 {
 	uintptr_t p = (uintptr_t)v;

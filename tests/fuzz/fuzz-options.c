@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-options.c - libFuzzer harness for the ODEBUG_OPTIONS parser
- * (odebug_options_parse in lib/options.c, compiled into this binary).
+ * (odebug_options_parse in lib/base/options.c, compiled into this binary).
  *
  * Any input: no crash, no sanitizer report, every number within its
  * documented range, every string terminated inside its field, and the same
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz-suppress.c - libFuzzer harness for the suppressions parser and
- * matcher (lib/suppress.c, compiled into this binary).
+ * matcher (lib/report/suppress.c, compiled into this binary).
  *
  * Any input: no crash, no sanitizer report; the rules it leaves are
  * matched against a few reports (with and without frames) without
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cost-book.c - the bookkeeping lib/held.c adds to a call, without the
+ * cost-book.c - the bookkeeping lib/checks/held/held.c adds to a call, without the
  * system call (whose time here varies more than the bookkeeping takes):
  * ns per odebug_held_epoll_ctl (ADD then DEL of a data.ptr) and per
  * odebug_held_timer_set (arm then disarm), the core linked directly, with

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The POSIX AIO family of held memory (lib/held-aio.c): an aiocb or
+ * The POSIX AIO family of held memory (lib/checks/held/held-aio.c): an aiocb or
  * buffer freed while its request is in flight (aio_error says
  * EINPROGRESS) is "free active" of type aio, named at the free; the
  * fixup cancels the request, and says so when glibc cannot.  A request

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The epoll family of held memory (lib/held.c): memory freed while an
+ * The epoll family of held memory (lib/checks/held/held.c): memory freed while an
  * epoll set holds it as a registration's data.ptr is "free active" of
  * type epoll, named at the free, and the fixup deletes the registration
  * so the freed pointer is never delivered; every correct order is silent.
@@ -200,7 +200,7 @@ static void closing_a_set_keeps_the_other_sets_holds(void **state)
 
 /*
  * Two sets whose descriptor numbers share a list in the store's index by
- * set (the hash of lib/held-store.h, odebug_hold_hash()): closing one
+ * set (the hash of lib/checks/held/held-store.h, odebug_hold_hash()): closing one
  * ends the other's holds neither.  Skipped when no such pair is below
  * the descriptor limit.
  */

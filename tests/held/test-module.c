@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The module-code family of held memory (lib/held-module.c): when a
+ * The module-code family of held memory (lib/checks/held/held-module.c): when a
  * dlclose() unloads a module, a live key's destructor, an installed
  * signal handler, an armed SIGEV_THREAD timer's function or a running
  * thread's start routine left in it after its destructors is reported

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The signal-stack family of held memory (lib/held-sigstack.c): an
+ * The signal-stack family of held memory (lib/checks/held/held-sigstack.c): an
  * installed sigaltstack freed is "free active" of type sigaltstack,
  * named at the free; when the freeing thread is its owner the fixup
  * disables it (handlers then run on the thread's stack), another

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The stdio family of held memory (lib/held-stdio.c): a buffer given to
+ * The stdio family of held memory (lib/checks/held/held-stdio.c): a buffer given to
  * a stream with setvbuf, setbuffer or setbuf and freed while the stream
  * is open is "free active" of type stdio_buffer, named at the free; the
  * fixup flushes and makes the stream unbuffered, so everything written

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The POSIX timer family of held memory (lib/held.c): memory freed while
+ * The POSIX timer family of held memory (lib/checks/held/held.c): memory freed while
  * an armed timer holds it as sival_ptr is "free active" of type
  * posix_timer, named at the free, and the fixup disarms the timer so its
  * function or signal never gets the freed pointer; a timer disarmed,

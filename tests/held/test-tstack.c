@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The thread-stack family of held memory (lib/held-tstack.c): the stack
+ * The thread-stack family of held memory (lib/checks/held/held-tstack.c): the stack
  * a thread was given with pthread_attr_setstack, freed while the thread
  * lives or until it is joined, is "free active" of type thread_stack,
  * named at the free (a report only: no fixup can take a stack from a

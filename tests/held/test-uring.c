@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The io_uring family of held memory (lib/held-uring.c): a buffer freed
+ * The io_uring family of held memory (lib/checks/held/held-uring.c): a buffer freed
  * while a request submitted through liburing still has it (no completion
  * posted) is "free active" of type io_uring, named at the free.  A
  * request completed first (consumed or not), memory held again after a

@@ -300,7 +300,7 @@ static bool behave(struct world *w, int d, int k, void *a, enum debug_obj_state 
 	case D_TRUE:
 		return true;
 	case D_REPAIR:
-	case D_FREEONLY:	/* lib/selftest.c's fixups */
+	case D_FREEONLY:	/* lib/start/selftest.c's fixups */
 		switch (k) {
 		case FIX_INIT:
 			if (!active)

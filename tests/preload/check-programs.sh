@@ -51,7 +51,7 @@ ts = [threading.Thread(target=work, args=(n,)) for n in range(4)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(sorted(out.items()))'
 # asyncio's event loop is epoll (check_held: every epoll_ctl and close goes
-# through lib/held.c): a TCP echo over the loopback and timers.
+# through lib/checks/held/held.c): a TCP echo over the loopback and timers.
 run "python3 asyncio" python3 -c '
 import asyncio
 async def echo(r, w):

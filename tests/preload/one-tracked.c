@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * free() with one object tracked in the whole process: its fast answers
- * (the span, then the chunk map and masks; lib/tracker.h, lib/table.c)
+ * (the span, then the chunk map and masks; lib/table/tracker.h, lib/table/table.c)
  * must still see the object at every position of the block freed, and
  * stay silent for the blocks beside it.  Each case runs in a child of its
  * own, so the object is the only one the process ever tracked and the

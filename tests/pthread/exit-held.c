@@ -2,7 +2,7 @@
 /*
  * Exits holding a heap mutex it locked on the write-free path, and one on
  * its stack: with report_active_at_exit=1 both are "exit active" (the
- * heap one's hold is read from glibc's words at exit, lib/builtin.c).
+ * heap one's hold is read from glibc's words at exit, lib/checks/builtin/builtin.c).
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pthread_mutex: the hold lives in glibc's words, not in the tracker
- * (lib/builtin.c's header).  Each case warms the lock path first, so the
+ * (lib/checks/builtin/builtin.c's header).  Each case warms the lock path first, so the
  * locks and unlocks checked are the ones that write nothing of ours (the
  * per-thread cache hits), then asserts that what the table decides from
  * the synced state is right both ways: a hold it never saw written is

@@ -367,7 +367,7 @@ static void trylock_failures_are_silent(void **state)
 	/*
 	 * The holder exited holding it.  Its words still say held, but their
 	 * owner is no live thread: as with data over a never-destroyed mutex's
-	 * memory, that is not taken for a hold (lib/builtin.c's mutex_held();
+	 * memory, that is not taken for a hold (lib/checks/builtin/builtin.c's mutex_held();
 	 * the limit is in odebug-pthread(7)).  With origins=1 the hold is
 	 * kept in the tracker, which still says held.
 	 */

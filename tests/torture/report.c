@@ -473,7 +473,7 @@ static size_t small_stack_child(int which)
 		pthread_attr_setstack(&attr, s.lo, s.size);
 		if (which == 2)
 			pthread_create(&t, &attr, thread_main, NULL);
-		else	/* it unwinds step by step (lib/thread.c) */
+		else	/* it unwinds step by step (lib/core/thread.c) */
 			unseen_pthread_create(&t, &attr, thread_main, NULL);
 		pthread_join(t, NULL);
 	}

@@ -2,7 +2,7 @@
 /*
  * dlclose.c - a report's frames through a module that replaced an
  * unloaded one at the same address (test-unwind's two builds of
- * unwind/mod.c): the rules lib/unwind.c kept for the first must be
+ * unwind/mod.c): the rules lib/report/unwind.c kept for the first must be
  * forgotten at its dlclose(), or the second's frame is unwound with the
  * first's size and the report loses its caller.  Linked with libodebug,
  * run with ODEBUG=1.
