@@ -180,14 +180,14 @@ struct odebug_options {
 	unsigned long help;
 	unsigned long verbosity;
 	unsigned long dedup;
-	unsigned long print_suppressions;	/* lib/report-advice.c */
+	unsigned long print_suppressions;	/* lib/report/report-advice.c */
 };
 struct odebug_option_strings {
 	char log_path[ODEBUG_OPT_STRLEN];
 	char log_format[ODEBUG_OPT_STRLEN];
 	char suppressions[ODEBUG_OPT_STRLEN];
 	char symbolizer[ODEBUG_OPT_STRLEN];
-	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/modules.c */
+	char modules[ODEBUG_OPT_STRLEN], module_path[ODEBUG_OPT_STRLEN];	/* lib/checks/modules.c */
 };
 extern ODEBUG_HIDDEN struct odebug_options odebug_opt;
 extern ODEBUG_HIDDEN struct odebug_option_strings odebug_opt_str;

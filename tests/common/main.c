@@ -6,7 +6,7 @@
  * name, with * and ? as wildcards:
  *
  *   meson test -C build statetable --test-args 'activate_*'
- *   build/tests/test-statetable 'activate_*'
+ *   build/tests/unit/test-statetable 'activate_*'
  *
  * Other arguments (a child scenario's "--child NAME") are the program's own.
  */
