@@ -65,7 +65,7 @@
  *   eighth (it may stay set after: see vacate()); the chunk's byte is
  *   written under the chunk's bucket lock only.
  * The lockless readers (odebug_range_may_hold, odebug_table_visit) rely on
- * the last three; tests/test-table.c checks them against brute force.
+ * the last three; tests/unit/test-table.c checks them against brute force.
  *
  * The lockless annotation calls (odebug_peek() and one transition of a
  * tracker's word) rest on the invariants listed in tracker.h, the one

@@ -7,7 +7,7 @@
  * is the only place that lays the word out, compares-and-swaps it or
  * stores it; every other file reads a state with odebug_tracker_read()
  * (locked) or odebug_peek() (lockless) and changes it only through the
- * odebug_tracker_*() transitions below (tests/check-tracker-cas.sh checks).
+ * odebug_tracker_*() transitions below (tests/build/check-tracker-cas.sh checks).
  *
  * The lockless calls (odebug_peek() and one compare-and-swap: activate,
  * deactivate, free, a mutex's lock and unlock) rest on these invariants:
@@ -58,7 +58,7 @@
  *   syscall(SYS_clone) and clears before one with CLONE_VM (and before a
  *   dlmopen() into another namespace, whose libc's threads neither flag
  *   counts): a raw-clone thread is not counted in glibc's flag, and the unlocked cmpxchg loses
- *   updates between two cores (tests/tracker-clone.c);
+ *   updates between two cores (tests/unit/tracker-clone.c);
  * - links are written atomically and a new tracker's word before the
  *   release store that links it; a walk without the lock checks each index
  *   against the pool's reservation (never unmapped while on) and stops
