@@ -6,7 +6,7 @@
  */
 #include "registry.h"
 
-int odebug_sync_wanted;
+void (*odebug_sync_one)(struct odebug_tracker *t);
 ODEBUG_HOT uint64_t odebug_left_key;
 
 /* The section's bounds, defined by the linker; weak: a build with no checker. */
@@ -76,6 +76,23 @@ void odebug_checkers_sync_one(struct odebug_tracker *t)
 	each_checker(c)
 		if (c->sync_one)
 			c->sync_one(t);
+}
+
+/* Idempotent: every caller computes the same answer. */
+void odebug_sync_want(void)
+{
+	void (*one)(struct odebug_tracker *t) = NULL;
+	const struct odebug_checker *c;
+	int n = 0;
+
+	if (odebug_load(&odebug_sync_one))
+		return;
+	each_checker(c)
+		if (c->sync_one && n++ == 0)
+			one = c->sync_one;
+	if (n)
+		__atomic_store_n(&odebug_sync_one, n == 1 ? one : odebug_checkers_sync_one,
+				 __ATOMIC_RELEASE);
 }
 
 void odebug_checkers_sync_range(struct odebug_bucket *b, uint64_t chains, uintptr_t start,

@@ -52,7 +52,7 @@ struct odebug_checker {
 	 * in glibc's), brought in step before a range is decided, under the
 	 * bucket lock: one tracker of live memory, the trackers of @chains
 	 * in [start, end), and every tracker of @chains at exit (memory maybe
-	 * gone).  Asked only while odebug_sync_wanted is set.
+	 * gone).  Asked only once the checker called odebug_sync_want().
 	 */
 	void (*sync_one)(struct odebug_tracker *t);
 	void (*sync_range)(struct odebug_bucket *b, uint64_t chains, uintptr_t start,
@@ -72,10 +72,14 @@ struct odebug_checker {
 	static const struct odebug_checker odebug_checker_##id
 
 /*
- * Set by a checker when trackers whose state is a holder's word exist:
- * until then the free check pays one load for every family.
+ * A checker whose trackers' state is a holder's word calls this when the
+ * first such tracker is made.  Until then odebug_sync_one is NULL and the
+ * free check pays one load for every family; after, it is the one sync
+ * to call per tracker (the checker's own when it is the only one).
  */
-extern ODEBUG_HIDDEN int odebug_sync_wanted;
+void odebug_sync_want(void);
+struct odebug_tracker;
+extern ODEBUG_HIDDEN void (*odebug_sync_one)(struct odebug_tracker *t);
 /*
  * A tracker word key (tracker.h's settled key) whose trackers' leaving
  * the table a checker must hear of (odebug_tracker_left()); 0: none.

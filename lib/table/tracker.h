@@ -778,24 +778,24 @@ void odebug_revive(struct odebug_tracker *t, uintptr_t addr, unsigned int slot);
 void odebug_insert(struct odebug_bucket *b, struct odebug_tracker *t);
 void odebug_remove(struct odebug_bucket *b, struct odebug_tracker *t);
 typedef void (*odebug_sync_fn)(struct odebug_tracker *t);
-/* The free check's sync, while a checker wants one (registry.h); NULL otherwise. */
+/* The free check's sync per tracker, once a checker wants one (registry.h); NULL before. */
 static inline odebug_sync_fn odebug_syncer(void)
 {
-	return unlikely(odebug_load(&odebug_sync_wanted)) ? odebug_checkers_sync_one : NULL;
+	return odebug_load(&odebug_sync_one);
 }
 
 /* The same for the trackers of @chains in [start, end) of live memory, under the bucket lock. */
 static inline void odebug_sync_range(struct odebug_bucket *b, uint64_t chains,
 				     uintptr_t start, uintptr_t end)
 {
-	if (unlikely(odebug_load(&odebug_sync_wanted)))
+	if (unlikely(odebug_load(&odebug_sync_one) != NULL))
 		odebug_checkers_sync_range(b, chains, start, end);
 }
 
 /* ... and for every tracker of @chains at exit, its memory maybe gone. */
 static inline void odebug_sync_exit(struct odebug_bucket *b, uint64_t chains)
 {
-	if (unlikely(odebug_load(&odebug_sync_wanted)))
+	if (unlikely(odebug_load(&odebug_sync_one) != NULL))
 		odebug_checkers_sync_exit(b, chains);
 }
 struct odebug_tracker *odebug_bucket_take(struct odebug_bucket *b, uint64_t chains,

@@ -380,7 +380,7 @@ void odebug_builtin_sync_exit(struct odebug_bucket *b, uint64_t chains)
 {
 	struct sync_range r = { 0, UINTPTR_MAX, true };
 
-	if (odebug_load(&odebug_sync_wanted))
+	if (odebug_load(&odebug_sync_one))
 		odebug_bucket_each(b, chains, sync_one, &r);
 }
 

@@ -406,8 +406,8 @@ int odebug_builtin_step(void *addr, const struct debug_obj_descr *d,
 static void mutex_tracked(const struct debug_obj_descr *d)
 {
 	if ((d == &odebug_mutex_descr || d == &odebug_rwlock_descr) && !odebug_opt.origins &&
-	    !odebug_load(&odebug_sync_wanted))
-		odebug_store(&odebug_sync_wanted, 1);
+	    !odebug_load(&odebug_sync_one))
+		odebug_sync_want();
 }
 
 /*
