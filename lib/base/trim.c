@@ -12,9 +12,7 @@
  * program makes a thread, the read-only segments of those three objects
  * go back to the page cache (MADV_DONTNEED on a private file mapping that
  * nobody wrote); what runs later faults its pages back in, from the page
- * cache, without a system call.  The code the program's calls run is
- * listed first in our text (preload/hot-text.list), so it comes back as
- * one window, not every one.  The price is paid once: three madvise()
+ * cache, without a system call.  The price is paid once: three madvise()
  * calls (one an object), each zapping the pages it finds mapped, and the
  * faults that map back what runs (0.2-0.5 ms on a virtual machine whose
  * every page-table change is dear, BENCHMARKS.md).  A program that makes a
