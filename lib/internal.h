@@ -289,6 +289,8 @@ extern ODEBUG_HIDDEN const char *const odebug_state_names[ODEBUG_STATE_MAX];
 void odebug_report(const struct odebug_snapshot *o, const char *op);
 bool odebug_report_fix(const struct odebug_snapshot *o, const char *op,
 		       bool (*fn)(void *, enum debug_obj_state), void *addr);
+bool odebug_report_held(const struct odebug_snapshot *o, const char *op, const char *holder,
+			bool (*fn)(void *, enum debug_obj_state), void *addr);
 void odebug_report_on_stack(uintptr_t addr, uintptr_t stack, bool is_on_stack);
 extern ODEBUG_HIDDEN const struct debug_obj_descr *odebug_quiet_descr;
 void odebug_report_init(void);

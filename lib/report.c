@@ -531,6 +531,7 @@ struct fix {
 	bool (*fn)(void *addr, enum debug_obj_state state);
 	void *addr;
 	bool done, fixed;
+	const char *holder;	/* the caller's holder line (NULL: asked of the families) */
 };
 
 /* Run @fx's fixup now (with in_report clear: a report it makes is its own). */
@@ -593,7 +594,9 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	 */
 	if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
-	if (odebug_held_describe(o, holder, sizeof(holder)))
+	if (fx && fx->holder)
+		r.holder = fx->holder;
+	else if (odebug_held_describe(o, holder, sizeof(holder)))
 		r.holder = holder;
 	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
 	    o->descr->debug_hint &&
@@ -695,7 +698,24 @@ void odebug_report(const struct odebug_snapshot *o, const char *op)
 bool odebug_report_fix(const struct odebug_snapshot *o, const char *op,
 		       bool (*fn)(void *, enum debug_obj_state), void *addr)
 {
-	struct fix fx = { fn, addr, false, false };
+	struct fix fx = { fn, addr, false, false, NULL };
+
+	report(o, op, true, &fx);
+	if (!fx.done)
+		fx.fixed = odebug_fixup(fn, addr, o->state);
+	return fx.fixed;
+}
+
+/**
+ * odebug_report_held - odebug_report_fix() with the holder line given
+ * @holder:	the "ODEBUG: holder:" line's words, read by the caller when
+ *		it found the misuse (a family whose holder is known only
+ *		there: the descriptor's owner at a close)
+ */
+bool odebug_report_held(const struct odebug_snapshot *o, const char *op, const char *holder,
+			bool (*fn)(void *, enum debug_obj_state), void *addr)
+{
+	struct fix fx = { fn, addr, false, false, holder };
 
 	report(o, op, true, &fx);
 	if (!fx.done)
