@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "builtin.h"
+#include "fd/fd.h"
 #include "internal.h"
 
 ODEBUG_HOT int odebug_mode = ODEBUG_MODE_UNINIT;
@@ -187,6 +188,7 @@ static enum odebug_mode decide(void)
 	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_builtin_init();
+	odebug_fd_init();		/* lib/fd: descriptors with an owner */
 	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_start_step("atfork");
