@@ -24,14 +24,14 @@ int (*odebug_fd_close_call)(int fd) = raw_close;
 
 extern const struct debug_obj_descr odebug_fd_descr;
 
-ODEBUG_EXPORT uint64_t android_fdsan_create_owner_tag(int type, uint64_t tag);
+ODEBUG_EXPORT uint64_t android_fdsan_create_owner_tag(unsigned int type, uint64_t tag);
 ODEBUG_EXPORT void android_fdsan_exchange_owner_tag(int fd, uint64_t expected, uint64_t tag);
 ODEBUG_EXPORT int android_fdsan_close_with_tag(int fd, uint64_t tag);
 ODEBUG_EXPORT uint64_t android_fdsan_get_owner_tag(int fd);
 ODEBUG_EXPORT const char *android_fdsan_get_tag_type(uint64_t tag);
 ODEBUG_EXPORT uint64_t android_fdsan_get_tag_value(uint64_t tag);
 
-uint64_t android_fdsan_create_owner_tag(int type, uint64_t tag)
+uint64_t android_fdsan_create_owner_tag(unsigned int type, uint64_t tag)
 {
 	if (!tag)
 		return 0;
