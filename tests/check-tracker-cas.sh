@@ -25,6 +25,10 @@ lib/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
 lib/stack.c:!__atomic_compare_exchange_n(&stacks_used
 lib/stats-types.c:__atomic_compare_exchange_n(&counts[slot
 lib/unwind.c:__atomic_compare_exchange_n(&k->pc
+lib/fd/fd.c:__atomic_compare_exchange_n(&odebug_fd_tags
+lib/fd/fd.c:__atomic_compare_exchange_n(&odebug_fd_high
+lib/fd/fd.c:__atomic_compare_exchange_n(&t[fd]
+lib/fd/fdsan.c:__atomic_compare_exchange_n(&t[fd]
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 

@@ -30,6 +30,7 @@ unsigned int odebug_fd_high;
 struct fd_info {
 	int32_t pid;		/* the process that set the tag */
 	uint8_t how;		/* enum odebug_fd_how */
+	uint8_t tracked;	/* its tracker is ACTIVE (made once libodebug had started) */
 };
 
 static struct fd_info *infos;	/* beside the tags, in the same mapping */
@@ -73,10 +74,20 @@ void odebug_fd_init(void)
 	odebug_store(&odebug_fd_on, 1);
 }
 
-/* The interposers' test before making an owner: the first one starts libodebug. */
+/*
+ * The interposers' test before making an owner.  An owner does not start
+ * libodebug (every program opens files): its tag is kept, and its
+ * tracker made only once libodebug has started for another reason; a
+ * close that meets a live owner starts it to report.
+ */
 bool odebug_fd_ready(void)
 {
-	return odebug_load(&odebug_fd_on) && odebug_interposer_ready();
+	int mode;
+
+	if (!odebug_load(&odebug_fd_on) || odebug_tls.guard)
+		return false;
+	mode = odebug_load(&odebug_mode);
+	return mode == ODEBUG_MODE_ON || mode == ODEBUG_MODE_IDLE;
 }
 
 /* The array, mapped at the first owner (two threads: one mapping wins). */
@@ -124,13 +135,26 @@ void odebug_fd_own(int fd, uint64_t tag, enum odebug_fd_how how)
 	high_raise((unsigned int)fd);
 	infos[fd].pid = odebug_load(&fd_pid);
 	infos[fd].how = (uint8_t)how;
-	old = __atomic_exchange_n(&t[fd], tag, __ATOMIC_ACQ_REL);
-	if (!old)
+	/*
+	 * A load and a store, no locked exchange: the number was just handed
+	 * to this thread's call, so another changing its slot now would be a
+	 * race of the program's own (a close of a number not yet returned).
+	 */
+	old = odebug_load(&t[fd]);
+	__atomic_store_n(&t[fd], tag, __ATOMIC_RELEASE);
+	if (!old && odebug_load(&odebug_mode) == ODEBUG_MODE_ON) {
+		infos[fd].tracked = 1;
 		debug_object_activate(&t[fd], &odebug_fd_descr);
+	}
 }
 
-/* The tag of @fd goes, if it is still @tag. */
-static bool drop(int fd, uint64_t tag)
+/*
+ * The tag of @fd goes, if it is still @tag; its tracker stays, INACTIVE,
+ * so that the number's next owner is one lockless activate (a descriptor
+ * number is owned over and over: modules/README.md, "Keeping a tracker
+ * between holds").
+ */
+bool odebug_fd_drop(int fd, uint64_t tag)
 {
 	uint64_t *t = odebug_load(&odebug_fd_tags);
 
@@ -139,15 +163,29 @@ static bool drop(int fd, uint64_t tag)
 	if (!__atomic_compare_exchange_n(&t[fd], &tag, 0, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return false;
-	debug_object_deactivate(&t[fd], &odebug_fd_descr);
+	if (infos[fd].tracked) {
+		infos[fd].tracked = 0;
+		debug_object_deactivate(&t[fd], &odebug_fd_descr);
+	}
 	return true;
 }
 
-/* The owner's own close (fclose, closedir, pclose), before the real call. */
+/*
+ * The owner's own close (fclose, closedir, pclose), before the real call:
+ * the owner is the one closing its number, so a load and a store do.
+ */
 void odebug_fd_disown(int fd, uint64_t tag)
 {
-	if (odebug_load(&odebug_fd_tags) && !odebug_tls.guard)
-		drop(fd, tag);
+	uint64_t *t = odebug_load(&odebug_fd_tags);
+
+	if (!t || odebug_tls.guard || (unsigned int)fd >= ODEBUG_FD_MAX || !tag ||
+	    odebug_load(&t[fd]) != tag)
+		return;
+	__atomic_store_n(&t[fd], 0, __ATOMIC_RELEASE);
+	if (infos[fd].tracked) {
+		infos[fd].tracked = 0;
+		debug_object_deactivate(&t[fd], &odebug_fd_descr);
+	}
 }
 
 /* Is the stream @f still open on @fd?  Walked unlocked, as held-stdio.c does. */
@@ -266,7 +304,7 @@ bool odebug_fd_close_owned(int fd, const char *op)
 	int pid;
 
 	if (!t || (unsigned int)fd >= ODEBUG_FD_MAX || odebug_tls.guard ||
-	    odebug_load(&odebug_mode) != ODEBUG_MODE_ON)
+	    odebug_load(&odebug_mode) == ODEBUG_MODE_OFF)
 		return false;
 	tag = odebug_load(&t[fd]);
 	pid = odebug_load(&fd_pid);
@@ -275,9 +313,12 @@ bool odebug_fd_close_owned(int fd, const char *op)
 		return false;
 	/* A fork child's inherited owners are its parent's: the close is its own business. */
 	if (infos[fd].pid != pid || !owner_live(tag, fd)) {
-		drop(fd, tag);
+		odebug_fd_drop(fd, tag);
 		return false;
 	}
+	/* The report needs libodebug started (an owner did not start it). */
+	if (!odebug_interposer_ready())
+		return false;
 	return report_close(fd, tag, op);
 }
 

@@ -67,6 +67,7 @@ void odebug_fd_init(void);
 bool odebug_fd_ready(void);
 void odebug_fd_own(int fd, uint64_t tag, enum odebug_fd_how how);
 void odebug_fd_disown(int fd, uint64_t tag);
+bool odebug_fd_drop(int fd, uint64_t tag);
 
 /*
  * A close of @fd, which has an owner, by @op ("close", "dup2", ...):

@@ -91,6 +91,8 @@ static void mismatch(int fd, const char *op, uint64_t expected, uint64_t actual)
 		.name = odebug_fd_descr.name,
 	};
 
+	if (!odebug_interposer_ready())		/* a tag does not start libodebug; a report does */
+		return;
 	odebug_buf_init_mem(&b, holder, sizeof(holder) - 1);
 	odebug_puts(&b, "fd ");
 	odebug_put_dec(&b, (unsigned long)fd);
@@ -131,11 +133,13 @@ void android_fdsan_exchange_owner_tag(int fd, uint64_t expected, uint64_t tag)
 		return;
 	}
 	t = odebug_load(&odebug_fd_tags);
-	if (!t || !__atomic_compare_exchange_n(&t[fd], &seen, tag, false, __ATOMIC_ACQ_REL,
-					       __ATOMIC_RELAXED)) {
+	if (!tag) {
+		/* Giving it up: the tracker goes with the tag. */
+		if (!odebug_fd_drop(fd, expected))
+			mismatch(fd, "exchange_owner_tag", expected, t ? odebug_load(&t[fd]) : 0);
+	} else if (!t || !__atomic_compare_exchange_n(&t[fd], &seen, tag, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_RELAXED)) {
 		mismatch(fd, "exchange_owner_tag", expected, t ? seen : 0);
-	} else if (!tag) {
-		debug_object_deactivate(&t[fd], &odebug_fd_descr);
 	}
 	errno = saved;
 }
@@ -150,8 +154,7 @@ int android_fdsan_close_with_tag(int fd, uint64_t tag)
 {
 	uint64_t *t = odebug_load(&odebug_fd_tags), cur;
 
-	if (!t || fd < 0 || (unsigned int)fd >= ODEBUG_FD_MAX ||
-	    odebug_load(&odebug_mode) != ODEBUG_MODE_ON || odebug_tls.guard)
+	if (!t || fd < 0 || (unsigned int)fd >= ODEBUG_FD_MAX || !odebug_fd_ready())
 		return odebug_fd_close_call(fd);
 	cur = odebug_load(&t[fd]);
 	if (cur == tag) {

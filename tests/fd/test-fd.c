@@ -421,6 +421,11 @@ static void child(const char *name)
 		b = open("/dev/null", O_RDONLY);
 		closefrom_over(a);
 		_exit(!is_open(a) && !is_open(b) && is_open(fileno(f)) && !fclose(f) ? 0 : 1);
+	} else if (!strcmp(name, "first")) {
+		/* The process's first owner and its culprit, nothing else before. */
+		FILE *f = fopen("/dev/null", "w");
+
+		_exit(close_stream_fd(f) == 0 && is_open(fileno(f)) && !fclose(f) ? 0 : 1);
 	} else if (!strcmp(name, "inherited")) {
 		int fd = atoi(getenv("FD_INHERITED"));
 
@@ -434,6 +439,21 @@ static void child(const char *name)
 		_exit(is_open(fd));
 	}
 	_exit(127);
+}
+
+/* An owner does not start libodebug (every program opens files); the culprit's close does. */
+static void first_owner_and_culprit_of_a_process_are_reported(void **state)
+{
+	int status;
+	char *out = run_child(argv0, "first", &status, NULL);
+
+	(void)state;
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_non_null(strstr(out, "ODEBUG: close active"));
+	assert_non_null(strstr(out, "(fopen) owns fd"));
+	assert_non_null(strstr(out, "close_stream_fd"));
+	free(out);
 }
 
 static void daemon_standard_descriptors_closed_and_reopened_are_silent(void **state)
@@ -498,6 +518,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fork_child_close_range_before_exec_is_silent),
 		cmocka_unit_test(fdsan_tags_follow_bionic),
 		cmocka_unit_test(fdsan_exchange_from_a_wrong_tag_is_reported_and_changes_nothing),
+		cmocka_unit_test(first_owner_and_culprit_of_a_process_are_reported),
 		cmocka_unit_test(daemon_standard_descriptors_closed_and_reopened_are_silent),
 		cmocka_unit_test(descriptors_inherited_across_exec_are_silent),
 		cmocka_unit_test(fdsan_calls_with_odebug_unset_keep_no_tag),
