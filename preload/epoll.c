@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
+#include "fd.h"
 #include "held.h"
 #include "interpose.h"
 
@@ -151,7 +152,10 @@ INTERPOSE(int, epoll_pwait2, only, "GLIBC_2.35", "@@GLIBC_2.35",
  * it is one.  A descriptor that never held anything costs a load, and no
  * close starts libodebug (every program closes files).  A
  * close that failed (EBADF: not open) ends them too, since the
- * descriptor is not what was registered any more.
+ * descriptor is not what was registered any more.  A descriptor another
+ * owns (lib/fd/fd.h: a stream's, a directory's) is judged first: one load
+ * of its slot once any descriptor had an owner; a close by a non-owner is
+ * reported and not made (0 returned).
  */
 static __attribute__((noinline)) void closed(int fd)
 {
@@ -161,21 +165,38 @@ static __attribute__((noinline)) void closed(int fd)
 	errno = saved;
 }
 
+static __attribute__((noinline)) bool kept(int fd)
+{
+	int saved = errno;
+	bool r = odebug_fd_close_owned(fd, "close");
+
+	errno = saved;
+	return r;
+}
+
 static __attribute__((noinline)) int
 close__on(int (*next)(int), int fd)
 {
 	int r;
 
+	if (unlikely(odebug_fd_owned(fd)) && kept(fd))
+		return 0;
 	r = next(fd);
-	if (unlikely(odebug_held_fd_marked(fd)) && odebug_held_live())
+	if (CHECKING && unlikely(odebug_held_fd_marked(fd)) && odebug_held_live())
 		closed(fd);
 	return r;
 }
 
 ODEBUG_INLINE int close_(int (*next)(int), int fd)
 {
-	if (likely(!CHECKING))
+	if (likely(!CHECKING && !odebug_load(&odebug_fd_tags)))
 		return next(fd);
 	return close__on(next, fd);
 }
 INTERPOSE(int, close, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, (int fd), (fd), close_);
+
+/* fdsan's close with a tag closes through this interposer (lib/fd/fdsan.c). */
+__attribute__((constructor)) static void fd_close_call(void)
+{
+	odebug_fd_close_call = odebug_i_close_only;
+}

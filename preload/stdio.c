@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "fd.h"
 #include "held-ext.h"
 #include "interpose.h"
 
@@ -117,8 +118,23 @@ static __attribute__((noinline)) int fclose_on(int (*next)(FILE *), FILE *f)
 	return r;
 }
 
+/*
+ * A stream's own close of its descriptor (lib/fd/fd.h): its tag goes
+ * before the call, after which the number may be another's.
+ */
+static __attribute__((noinline)) void stream_closing(FILE *f)
+{
+	int saved = errno;
+
+	if (f && f->_fileno > 2)
+		odebug_fd_disown(f->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)f));
+	errno = saved;
+}
+
 ODEBUG_INLINE int fclose_(int (*next)(FILE *), FILE *f)
 {
+	if (unlikely(odebug_load(&odebug_fd_tags)))
+		stream_closing(f);
 	if (likely(!CHECKING))
 		return next(f);
 	return fclose_on(next, f);
@@ -137,12 +153,32 @@ freopen_on(FILE *(*next)(const char *, const char *, FILE *), const char *path,
 	return r;
 }
 
+/* The reopened stream owns its new descriptor, unless it is a standard stream. */
+static __attribute__((noinline)) FILE *reopened(FILE *r, FILE *f)
+{
+	int saved = errno;
+
+	if (r && f != stdin && f != stdout && f != stderr && r->_fileno > 2 && odebug_fd_ready())
+		odebug_fd_own(r->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)r),
+			      ODEBUG_FD_BY_FREOPEN);
+	errno = saved;
+	return r;
+}
+
 ODEBUG_INLINE FILE *freopen_(FILE *(*next)(const char *, const char *, FILE *), const char *path,
 			     const char *mode, FILE *f)
 {
+	FILE *r;
+
+	if (unlikely(odebug_load(&odebug_fd_tags)))
+		stream_closing(f);
 	if (likely(!CHECKING))
-		return next(path, mode, f);
-	return freopen_on(next, path, mode, f);
+		r = next(path, mode, f);
+	else
+		r = freopen_on(next, path, mode, f);
+	if (unlikely(odebug_load(&odebug_fd_on)))
+		return reopened(r, f);
+	return r;
 }
 INTERPOSE(FILE *, freopen, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE,
 	  (const char *path, const char *mode, FILE *f), (path, mode, f), freopen_);

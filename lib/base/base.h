@@ -171,6 +171,7 @@ struct odebug_options {
 	unsigned long check_pthread;
 	unsigned long check_sem;
 	unsigned long check_held;
+	unsigned long check_fd;
 	unsigned long origins;
 	unsigned long exitcode;
 	unsigned long abort_on_error;

@@ -67,6 +67,8 @@ static const struct option_desc options[] = {
 	    "check POSIX semaphores (sem_init/sem_open and their use)"),
 	NUM(check_held, 1, 0, 1,
 	    "check memory epoll and POSIX timers hold (data.ptr, sival_ptr) when it is freed"),
+	NUM(check_fd, 1, 0, 1,
+	    "check closes of descriptors a stream, a directory stream or an fdsan tag owns"),
 	NUM(origins, 0, 0, 1,
 	    "record where each object was last initialised and activated"),
 	STR(log_path, "stderr", NULL,

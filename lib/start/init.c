@@ -18,7 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builtin.h"
 #include "held.h"
 #include "modules.h"
 #include "start.h"
@@ -127,8 +126,7 @@ static enum odebug_mode decide(void)
 	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_exit_init();
-	odebug_builtin_init();
-	odebug_held_init();
+	odebug_checkers_init();
 	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	odebug_start_step("atfork");

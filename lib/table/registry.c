@@ -19,6 +19,15 @@ extern const struct odebug_checker *const __stop_odebug_checkers[]
 	for (const struct odebug_checker *const *p_ = __start_odebug_checkers;	\
 	     p_ < __stop_odebug_checkers && ((c) = *p_); p_++)
 
+void odebug_checkers_init(void)
+{
+	const struct odebug_checker *c;
+
+	each_checker(c)
+		if (c->init)
+			c->init();
+}
+
 void odebug_checkers_mode(bool on)
 {
 	const struct odebug_checker *c;

@@ -31,6 +31,8 @@ struct report_state;
 
 struct odebug_checker {
 	const char *name;
+	/* Decided on (the constructor, under the loader's lock): read options, set up. */
+	void (*init)(void);
 	/* The mode changed: on (started) or off. */
 	void (*mode)(bool on);
 	/*
@@ -86,6 +88,7 @@ extern ODEBUG_HIDDEN void (*odebug_sync_one)(struct odebug_tracker *t);
  */
 extern ODEBUG_HIDDEN uint64_t odebug_left_key;
 
+void odebug_checkers_init(void);
 void odebug_checkers_mode(bool on);
 bool odebug_checkers_released(const struct odebug_snapshot *o);
 bool odebug_checkers_describe(const struct odebug_snapshot *o, char *buf, size_t cap);

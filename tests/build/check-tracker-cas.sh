@@ -25,6 +25,10 @@ lib/table/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
 lib/table/stack.c:!__atomic_compare_exchange_n(&stacks_used
 lib/table/descr.c:__atomic_compare_exchange_n(&c->most
 lib/report/unwind.c:__atomic_compare_exchange_n(&k->pc
+lib/checks/fd/fd.c:__atomic_compare_exchange_n(&odebug_fd_tags
+lib/checks/fd/fd.c:__atomic_compare_exchange_n(&odebug_fd_high
+lib/checks/fd/fd.c:__atomic_compare_exchange_n(&t[fd]
+lib/checks/fd/fdsan.c:__atomic_compare_exchange_n(&t[fd]
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 

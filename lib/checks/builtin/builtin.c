@@ -821,8 +821,8 @@ static void fork_child(void)
 	odebug_orphan_fork_child();
 }
 
-/* From setup(), once on: which families, the fork handler. */
-void odebug_builtin_init(void)
+/* Decided on (the registry's init): which families, the fork handler. */
+static void builtin_init(void)
 {
 	int on = (odebug_opt.check_pthread ? ODEBUG_BUILTIN_PTHREAD : 0) |
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
@@ -858,6 +858,7 @@ static bool builtin_state(const struct odebug_snapshot *o, struct report_state *
 
 ODEBUG_CHECKER(builtin) = {
 	.name = "pthread",
+	.init = builtin_init,
 	.mode = builtin_mode,
 	.state = builtin_state,
 	.origin_words = odebug_report_origin_words,

@@ -365,7 +365,6 @@ void odebug_orphan_forget(uintptr_t addr);
 void odebug_orphan_fork_child(void);
 void odebug_thread_name_of(int tid, char name[17]);
 
-void odebug_builtin_init(void);
 bool odebug_builtin_full(void);	/* over the built-in trackers' bound (held.c too) */
 
 #endif /* ODEBUG_BUILTIN_H */

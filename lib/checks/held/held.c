@@ -694,8 +694,8 @@ void odebug_held_end_line(struct odebug_buf *b, char *buf, unsigned long more)
 	buf[b->len] = '\0';
 }
 
-/* From the start-up (builtin.c's odebug_builtin_init): on, with check_held=1. */
-void odebug_held_init(void)
+/* Decided on (the registry's init): on, with check_held=1. */
+static void held_init(void)
 {
 	if (!odebug_opt.check_held || odebug_load(&odebug_held_on))
 		return;
@@ -704,6 +704,7 @@ void odebug_held_init(void)
 
 ODEBUG_CHECKER(held) = {
 	.name = "epoll and timers",
+	.init = held_init,
 	.released = held_released,
 	.describe = held_describe,
 };

@@ -115,7 +115,6 @@ void odebug_held_settle(uintptr_t addr, int family, bool (*holds)(uintptr_t addr
 			void (*apply)(uintptr_t addr, int family, bool want));
 
 /* "held.c": memory the kernel and libc hold (held.h) */
-void odebug_held_init(void);
 
 /* "held-store.c": the records' lock across fork() (init.c's handlers) */
 void odebug_holds_fork_lock(void);
