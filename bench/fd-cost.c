@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fd-cost.c - what descriptors with an owner (lib/fd) cost the calls
+ * fd-cost.c - what descriptors with an owner (lib/checks/fd) cost the calls
  * every program makes: a close() of a descriptor nobody owns (a dup()
  * closed, while one stream owns another descriptor, so that the tags are
  * mapped and each close reads its slot), and an fopen()/fclose() pair of

@@ -153,7 +153,7 @@ INTERPOSE(int, epoll_pwait2, only, "GLIBC_2.35", "@@GLIBC_2.35",
  * close starts libodebug (every program closes files).  A
  * close that failed (EBADF: not open) ends them too, since the
  * descriptor is not what was registered any more.  A descriptor another
- * owns (lib/fd/fd.h: a stream's, a directory's) is judged first: one load
+ * owns (lib/checks/fd/fd.h: a stream's, a directory's) is judged first: one load
  * of its slot once any descriptor had an owner; a close by a non-owner is
  * reported and not made (0 returned).
  */
@@ -195,7 +195,7 @@ ODEBUG_INLINE int close_(int (*next)(int), int fd)
 }
 INTERPOSE(int, close, only, ODEBUG_V_BASE, "@@" ODEBUG_V_BASE, (int fd), (fd), close_);
 
-/* fdsan's close with a tag closes through this interposer (lib/fd/fdsan.c). */
+/* fdsan's close with a tag closes through this interposer (lib/checks/fd/fdsan.c). */
 __attribute__((constructor)) static void fd_close_call(void)
 {
 	odebug_fd_close_call = odebug_i_close_only;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fd.c - the interposers of descriptors' owners (lib/fd/fd.h): the calls
+ * fd.c - the interposers of descriptors' owners (lib/checks/fd/fd.h): the calls
  * that make a stream or a directory stream own its descriptor (fopen,
  * fdopen, popen, tmpfile, opendir, fdopendir), the ends of a stream's
  * and a directory's own (pclose, closedir; fclose and freopen are in
@@ -191,7 +191,7 @@ INTERPOSE(int, dup3, only, ODEBUG_V_DUP3, "@@" ODEBUG_V_DUP3, (int old, int fd, 
 /*
  * close_range and closefrom: the owned descriptors in the range are
  * judged one by one; those kept are left out and the rest closed, in the
- * pieces between them.  A fork child's are never judged (lib/fd/fd.c).
+ * pieces between them.  A fork child's are never judged (lib/checks/fd/fd.c).
  * Returns 0 with *@from the first descriptor left to close, or the
  * failure of a piece's close.
  */

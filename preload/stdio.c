@@ -119,7 +119,7 @@ static __attribute__((noinline)) int fclose_on(int (*next)(FILE *), FILE *f)
 }
 
 /*
- * A stream's own close of its descriptor (lib/fd/fd.h): its tag goes
+ * A stream's own close of its descriptor (lib/checks/fd/fd.h): its tag goes
  * before the call, after which the number may be another's.
  */
 static __attribute__((noinline)) void stream_closing(FILE *f)

@@ -15,7 +15,7 @@ sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
 # ... and the variables it declares extern (the inline functions' switch).
 sed -n '/^#ifndef ODEBUG_DISABLE/,/^#else/p' "$header" |
 	sed -n 's/^extern [a-z ]*\b\([_a-z]*debug_[a-z_]*\);$/\1/p' >>"$tmp/expected"
-# ... and bionic's fdsan owner-tag API, declared in odebug-fdsan.h beside it (lib/fd/fdsan.c).
+# ... and bionic's fdsan owner-tag API, declared in odebug-fdsan.h beside it (lib/checks/fd/fdsan.c).
 fdsan="$(dirname "$header")/odebug-fdsan.h"
 if [ -f "$fdsan" ]; then
 	grep -oE '\bandroid_fdsan_[a-z_]+\(' "$fdsan" | tr -d '(' >>"$tmp/expected"

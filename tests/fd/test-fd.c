@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Descriptors with an owner (lib/fd, odebug-fd(7)): a close of a
+ * Descriptors with an owner (lib/checks/fd, odebug-fd(7)): a close of a
  * descriptor a stream, a directory stream or an fdsan tag owns, by code
  * that is not the owner, is reported at that close, names the owner, and
  * is not made, so the owner's own close later closes its own file.  The
