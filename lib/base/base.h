@@ -66,7 +66,6 @@ bool odebug_start_slow(void);
 bool odebug_selftesting(void);
 void odebug_selftesting_set(bool on);
 void odebug_disable(void);
-void odebug_set_mode(enum odebug_mode mode);
 void odebug_start_lock(void);
 void odebug_start_unlock(void);
 
