@@ -31,11 +31,9 @@
  *
  * glibc's own structures answer what the table cannot know: whether a
  * mutex is locked and by whom (__lock, __owner), whether memory holds a
- * static initializer, how many threads a barrier waits for, each read
- * through glibc.h's accessors.  They are only read, never written, but for
- * one word glibc never uses: an rwlock's seal (builtin.h, rwlock-seal.c),
- * which lets a read lock skip the table, written only when the start's
- * probe of glibc passed and seal_rwlocks=1.
+ * static initializer, how many threads a barrier waits for (glibc.h).
+ * Only read, never written, but for one word glibc never uses: an rwlock's
+ * seal (builtin.h, rwlock-seal.c), which lets a read lock skip the table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
