@@ -146,6 +146,20 @@ static inline int odebug_glibc_rwlock_writer(const void *addr)
 				    __ATOMIC_RELAXED);
 }
 
+/*
+ * The same two words with a folded load (types.h): the readers' unlock's
+ * fast path, where the compiler may merge them with the loads around.
+ */
+static inline unsigned int odebug_glibc_rwlock_readers_folded(const void *addr)
+{
+	return odebug_load_folded(&((const pthread_rwlock_t *)addr)->__data.__readers);
+}
+
+static inline unsigned int odebug_glibc_rwlock_writer_folded(const void *addr)
+{
+	return odebug_load_folded(&((const pthread_rwlock_t *)addr)->__data.__cur_writer);
+}
+
 static inline bool odebug_glibc_rwlock_shared(const void *addr)
 {
 	return ((const pthread_rwlock_t *)addr)->__data.__shared != 0;

@@ -204,7 +204,6 @@ static inline uint64_t odebug_rwlock_seal_of(const void *addr)
 }
 
 void odebug_rwlock_unseal(void *addr);
-void odebug_rwlock_seal_at(void *addr, bool tracked);
 void odebug_rwlock_seals_break(void);
 void odebug_rwlock_seals_init(void);
 
@@ -212,6 +211,40 @@ static inline bool odebug_rwlock_sealed(const void *addr)
 {
 	return (odebug_glibc_rwlock_seal_word(addr) ^ (uintptr_t)addr) ==
 	       odebug_load_folded(&odebug_rwlock_seal);
+}
+
+/*
+ * After a read lock in glibc-keeps-the-readers mode left the tracker
+ * INACTIVE or ACTIVE: seal the rwlock (above), if
+ * the start allowed seals (glibc.h).  Stored, then the
+ * tracker read again, against a destroy or a release between the two
+ * (each changes the tracker's word before it clears or breaks seals).
+ */
+static inline void odebug_rwlock_seal_at(void *addr, bool tracked)
+{
+	struct odebug_tracker *t;
+	unsigned long seal;
+	uint64_t w, key;
+
+	if (tracked || !odebug_load(&odebug_glibc_seal_ok) || odebug_glibc_rwlock_shared(addr) ||
+	    odebug_on_any_stack((uintptr_t)addr))
+		return;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)
+		return;
+	if (!(key = odebug_load(&odebug_rwlock_key))) {
+		key = odebug_settled_key(odebug_word_slot(w));
+		odebug_store(&odebug_rwlock_key, key);
+		odebug_store(&odebug_left_key, key);	/* its trackers' leaving breaks the seals */
+	}
+	seal = odebug_rwlock_seal_of(addr);
+	if (odebug_glibc_rwlock_seal_word(addr) == seal ||
+	    !odebug_tracker_settled(t, (uintptr_t)addr, key))
+		return;
+	odebug_glibc_rwlock_seal_store(addr, seal);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!odebug_tracker_settled(t, (uintptr_t)addr, key))
+		odebug_glibc_rwlock_seal_cas(addr, seal, __ATOMIC_RELAXED);
 }
 
 /*
@@ -266,8 +299,8 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
-	return !odebug_glibc_rwlock_writer(addr) &&
-	       odebug_glibc_readers_any(odebug_glibc_rwlock_readers_word(addr)) &&
+	return !odebug_glibc_rwlock_writer_folded(addr) &&
+	       odebug_glibc_readers_any(odebug_glibc_rwlock_readers_folded(addr)) &&
 	       odebug_rwlock_sealed(addr);
 }
 

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rwlock-seal.c - an rwlock's seal (builtin.h): its key, made at the start
- * and moved on when the seals break, the seal written after a read lock
- * and taken back after a destroy.  The seal is the one word libodebug
- * writes into a glibc object (glibc.h's __pad2); nothing is written unless
- * the start's probe passed and seal_rwlocks=1 (odebug_glibc_seal_ok).
+ * rwlock-seal.c - an rwlock's seal (builtin.h, which writes it after a
+ * read lock): its key, made at the start and moved on when the seals
+ * break, and the seal taken back after a destroy.  The seal is the one
+ * word libodebug writes into a glibc object (glibc.h's __pad2); nothing is
+ * written unless the start's probe passed and seal_rwlocks=1
+ * (odebug_glibc_seal_ok).
  * Without seals every reader's unlock takes the checked path, which keeps
  * the same answers.
  */
@@ -50,37 +51,4 @@ void odebug_rwlock_seals_init(void)
 		memcpy(&r, random, sizeof(r));
 		odebug_store(&odebug_rwlock_seal, SEAL_MARK | (r & SEAL_LOW));
 	}
-}
-
-/*
- * After a read lock in glibc-keeps-the-readers mode left the tracker
- * INACTIVE or ACTIVE: seal the rwlock (builtin.h).  Stored, then the
- * tracker read again, against a destroy or a release between the two
- * (each changes the tracker's word before it clears or breaks seals).
- */
-void odebug_rwlock_seal_at(void *addr, bool tracked)
-{
-	struct odebug_tracker *t;
-	unsigned long seal;
-	uint64_t w, key;
-
-	if (tracked || !odebug_load(&odebug_glibc_seal_ok) || odebug_glibc_rwlock_shared(addr) ||
-	    odebug_on_any_stack((uintptr_t)addr))
-		return;
-	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)
-		return;
-	if (!(key = odebug_load(&odebug_rwlock_key))) {
-		key = odebug_settled_key(odebug_word_slot(w));
-		odebug_store(&odebug_rwlock_key, key);
-		odebug_store(&odebug_left_key, key);	/* its trackers' leaving breaks the seals */
-	}
-	seal = odebug_rwlock_seal_of(addr);
-	if (odebug_glibc_rwlock_seal_word(addr) == seal ||
-	    !odebug_tracker_settled(t, (uintptr_t)addr, key))
-		return;
-	odebug_glibc_rwlock_seal_store(addr, seal);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!odebug_tracker_settled(t, (uintptr_t)addr, key))
-		odebug_glibc_rwlock_seal_cas(addr, seal, __ATOMIC_RELAXED);
 }
