@@ -169,6 +169,7 @@ struct odebug_options {
 	unsigned long check_free;
 	unsigned long check_pthread;
 	unsigned long check_sem;
+	unsigned long seal_rwlocks;
 	unsigned long check_held;
 	unsigned long check_fd;
 	unsigned long origins;
