@@ -11,7 +11,7 @@
 #include "prim.h"
 #include "glibc.h"
 
-/* "init.c": the switch, the re-entry guard, process setup */
+/* "mode.c": the switch, the re-entry guard, the lazy start */
 /*
  * IDLE: on, but nothing started until the first API call (init.c).  It
  * comes after ON, so "mode >= ODEBUG_MODE_ON" (decided on, started or not)
