@@ -113,7 +113,10 @@ STACK_READER static bool same_chain(const struct origin_entry *e, const uintptr_
 
 /*
  * Find where each of @pcs (pcs[0] at @slot) is stored, each above the one
- * before, within this thread's stack.  False when one is not there.
+ * before, within this thread's stack.  False when one is not there, and
+ * when @slot is not on this thread's stack as learned (a signal handler on
+ * an alternate stack, a coroutine's): memory above such a stack may be
+ * unmapped, so nothing beyond it is read.
  */
 STACK_READER static bool find_slots(struct origin_entry *e, uintptr_t *const *pcs_in, int n,
 		       const uintptr_t *slot)
@@ -121,7 +124,8 @@ STACK_READER static bool find_slots(struct origin_entry *e, uintptr_t *const *pc
 	const uintptr_t *pcs = (const uintptr_t *)pcs_in, *top = (const uintptr_t *)odebug_stack_top();
 	int i;
 
-	if ((size_t)n > frames || (const uintptr_t *)slot >= top)
+	if ((size_t)n > frames || (uintptr_t)slot < odebug_tls.stack_lo ||
+	    (const uintptr_t *)slot >= top)
 		return false;
 	e->pcs[0] = pcs[0];
 	e->step[0] = 0;

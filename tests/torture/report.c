@@ -388,11 +388,16 @@ static struct stack stack_new(size_t size)
 {
 	struct stack s = { .size = size };
 
-	s.map = mmap(NULL, GUARD + size, PROT_READ | PROT_WRITE,
+	/*
+	 * A guard below (the stack grows down into it) and one above: nothing
+	 * of ours may read past either end, whatever the memory beside it.
+	 */
+	s.map = mmap(NULL, GUARD + size + GUARD, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.map == MAP_FAILED)
 		abort();
 	mprotect(s.map, GUARD, PROT_NONE);
+	mprotect(s.map + GUARD + size, GUARD, PROT_NONE);
 	s.lo = s.map + GUARD;
 	memset(s.lo, PAINT, size);
 	return s;
@@ -410,7 +415,7 @@ static size_t stack_used(const struct stack *s)
 
 static void stack_free(struct stack *s)
 {
-	munmap(s->map, GUARD + s->size);
+	munmap(s->map, GUARD + s->size + GUARD);
 }
 
 static volatile int reported;
