@@ -9,6 +9,7 @@
  * one; libevent's own events not counted).  What the program reads back
  * from libevent that is not its own is printed as a "wrong:" line.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -428,6 +429,78 @@ static void module_mapped(struct event_base *unused)
 	printf("module %s\n", n ? "mapped" : "absent");
 }
 
+/* Descriptors an event polls (watches): the culprit closes one. */
+static int __attribute__((noinline)) close_watched(int fd)
+{
+	return close(fd);
+}
+
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) != -1;
+}
+
+/* Reported, not made; the program then frees its event and closes the descriptor. */
+static void watched_fd_closed(struct event_base *base)
+{
+	int p[2];
+	struct event *ev;
+
+	CHECK(pipe(p) == 0);
+	ev = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(ev, NULL);
+	CHECK(close_watched(p[0]) == 0);
+	CHECK(fd_open(p[0]));
+	event_free(ev);
+	CHECK(close(p[0]) == 0);
+	close(p[1]);
+}
+
+static void on_read_close(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	close(fd);	/* before its own event goes: libevent polls only after the callback */
+	event_free(arg);
+}
+
+/* Every end of the watch before the close: silent. */
+static void watch_ended_then_closed(struct event_base *base)
+{
+	struct event_base *other = event_base_new();
+	struct event *a, *b, *c, *d, *e;
+	int p[2], q[2], r[2], s[2], t[2];
+
+	CHECK(!pipe(p) && !pipe(q) && !pipe(r) && !pipe(s) && !pipe(t));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	event_del(a);
+	CHECK(close(p[0]) == 0);
+	b = event_new(base, q[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(b, NULL);
+	event_free(b);
+	CHECK(close(q[0]) == 0);
+	c = event_new(base, r[0], EV_READ, on_event, NULL);	/* a one-shot */
+	event_add(c, NULL);
+	CHECK(write(r[1], "x", 1) == 1);
+	while (event_pending(c, EV_READ, NULL))
+		event_base_loop(base, EVLOOP_ONCE);
+	CHECK(close(r[0]) == 0);
+	d = event_new(base, s[0], EV_READ | EV_PERSIST, on_read_close, NULL);
+	event_assign(d, base, s[0], EV_READ | EV_PERSIST, on_read_close, d);
+	event_add(d, NULL);
+	CHECK(write(s[1], "x", 1) == 1);
+	event_base_loop(base, EVLOOP_ONCE);
+	CHECK(!fd_open(s[0]));
+	e = event_new(other, t[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(e, NULL);
+	event_base_free(other);	/* deletes e */
+	CHECK(close(t[0]) == 0);
+	event_free(a);
+	event_free(c);
+	free(e);
+	close(p[1]), close(q[1]), close(r[1]), close(s[1]), close(t[1]);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct event_base *);
@@ -451,6 +524,8 @@ static const struct {
 	{ "mutex_then_deleted_event", mutex_then_deleted_event },
 	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
+	{ "watched_fd_closed", watched_fd_closed },
+	{ "watch_ended_then_closed", watch_ended_then_closed },
 };
 
 int main(int argc, char **argv)

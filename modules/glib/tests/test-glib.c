@@ -19,6 +19,8 @@
 #include <glib-object.h>
 #include <glib-unix.h>
 
+#include "odebug-fdsan.h"
+
 #include "mod-test.h"
 
 #define NOINLINE __attribute__((noinline))
@@ -601,8 +603,45 @@ static void closes_after_the_watch_ended_are_silent(void **state)
 	});
 }
 
+static NOINLINE int fclose_watched(FILE *f) { return fclose(f); }
+
+/*
+ * A watch and another owner on one descriptor: the stream's own fclose()
+ * under a live watch is reported (glibc's close inside it is made), and
+ * silent once the watch ended; an fdsan tag keeps bionic's answers
+ * (get_owner_tag, exchange) with a watch on its descriptor.
+ */
+static void watch_beside_a_stream_or_an_fdsan_tag(void **state)
+{
+	FILE *f = fopen("/dev/null", "r"), *g = fopen("/dev/null", "r");
+	uint64_t tag = android_fdsan_create_owner_tag(ANDROID_FDSAN_OWNER_TYPE_UNIQUE_FD, 1);
+	uint64_t tag2 = android_fdsan_create_owner_tag(ANDROID_FDSAN_OWNER_TYPE_UNIQUE_FD, 2);
+	int fd = open("/dev/null", O_RDONLY), r = -1;
+	guint id;
+
+	(void)state;
+	assert_true(f && g && fd >= 0);
+	id = g_unix_fd_add(fileno(f), G_IO_IN, on_fd, NULL);
+	EXPECT_OUTPUT(1, 0, "fclose_watched", r = fclose_watched(f), "ODEBUG: fclose active",
+		      "holder: GLib fd source id", "this fclose() closed it");
+	assert_int_equal(r, 0);
+	g_source_remove(id);
+	EXPECT_SILENT({
+		g_source_remove(g_unix_fd_add(fileno(g), G_IO_IN, on_fd, NULL));
+		assert_int_equal(fclose(g), 0);
+		android_fdsan_exchange_owner_tag(fd, 0, tag);
+		id = g_unix_fd_add(fd, G_IO_IN, on_fd, NULL);
+		assert_true(android_fdsan_get_owner_tag(fd) == tag);
+		android_fdsan_exchange_owner_tag(fd, tag, tag2);
+		assert_true(android_fdsan_get_owner_tag(fd) == tag2);
+		g_source_remove(id);
+		assert_int_equal(android_fdsan_close_with_tag(fd, tag2), 0);
+	});
+	assert_false(fd_open(fd));
+}
+
 /* Tests that need the module loaded by libodebug (its describe, its services): last. */
-#define LOADED_ONLY	4
+#define LOADED_ONLY	5
 
 /* argv[1] "preload": the module is libodebug-glib-preload.so in LD_PRELOAD. */
 int main(int argc, char **argv)
@@ -625,6 +664,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_while_an_fd_source_polls_is_reported_and_not_made),
 		cmocka_unit_test(close_while_a_source_polls_its_unix_fd_is_reported),
 		cmocka_unit_test(closes_after_the_watch_ended_are_silent),
+		cmocka_unit_test(watch_beside_a_stream_or_an_fdsan_tag),
 	};
 	bool preloaded = argc > 1 && !strcmp(argv[1], "preload");
 
