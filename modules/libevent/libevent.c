@@ -38,8 +38,8 @@
  *
  * An event on a descriptor (EV_READ or EV_WRITE) added with event_add()
  * is a watch of the descriptor (odebug_services, lib/checks/fd): a close()
- * of it while libevent's flags say the event is inserted, outside the
- * event's own callback, is reported at that close and not made.  The
+ * of it while libevent's flags say the event is inserted is reported at
+ * that close and not made.  The
  * flags are read at the close, so an event deleted (event_del(),
  * event_free(), event_base_free()) or a one-shot that fired is silent;
  * the record goes with the event's memory (released(), the fixup).
@@ -66,7 +66,6 @@ static struct event *(*real_new)(struct event_base *, evutil_socket_t, short,
 static int (*real_del_noblock)(struct event *);
 static size_t (*real_event_size)(void);
 static int (*real_add)(struct event *, const struct timeval *);
-static struct event *(*real_running)(struct event_base *);
 
 /* libodebug's services (the watches of descriptors), or NULL. */
 static const struct odebug_services *svc;
@@ -328,10 +327,11 @@ static struct event *wrap_new(struct event_base *base, evutil_socket_t fd, short
 
 /*
  * Does libevent still poll @fd for the event @owner (asked at a close)?
- * Only an event the module still tracks (its memory not released), that
- * reads as inserted on @fd, and whose own callback is not the one running
- * now: a callback may close its descriptor and then delete or free its
- * event, before libevent polls again.
+ * Only an event the module still tracks (its memory not released) that
+ * reads as inserted on @fd.  Its own callback closing the descriptor
+ * before deleting the event counts too: libevent 2.1 cannot say which
+ * callback runs (event_base_get_running_event() follows a NULL pointer
+ * outside a callback when the base has no lock).
  */
 static bool event_watch_live(const void *owner, int fd, unsigned long *id)
 {
@@ -346,7 +346,7 @@ static bool event_watch_live(const void *owner, int fd, unsigned long *id)
 	    ev->ev_fd != fd || !(ev->ev_events & (EV_READ | EV_WRITE)) ||
 	    (ev->ev_events & EV_SIGNAL) || !ev->ev_base)
 		return false;
-	return real_running(ev->ev_base) != ev;
+	return true;
 }
 
 static const struct odebug_watch_type event_watch = {
@@ -395,7 +395,6 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 		HOOK("event_new", wrap_new, real_new),
 		HOOK("event_set", wrap_set, real_set),
 		HOOK("event_add", wrap_add, real_add),
-		HOOK("event_base_get_running_event", NULL, real_running),
 		HOOK("event_del_noblock", NULL, real_del_noblock),
 		HOOK("event_get_struct_event_size", NULL, real_event_size),
 		{ NULL, NULL, NULL },

@@ -459,8 +459,8 @@ static void watched_fd_closed(struct event_base *base)
 static void on_read_close(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
-	close(fd);	/* before its own event goes: libevent polls only after the callback */
 	event_free(arg);
+	close(fd);
 }
 
 /* Every end of the watch before the close: silent. */
