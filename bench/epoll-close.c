@@ -28,31 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
+
 #define LONG_SETS	19
 #define LONG_FDS	1000
 #define SHORT_SETS	20000
 #define ROUNDS		5
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void add(int set, int fd, void *ptr)
 {
@@ -79,14 +60,14 @@ static int child(void)
 		for (j = 0; j < LONG_FDS; j++)
 			add(set, fds[j], malloc(64));
 	}
-	t0 = now();
+	t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < SHORT_SETS; i++) {
 		int set = epoll_create1(0);
 
 		add(set, fd, conn);
 		close(set);
 	}
-	printf("%.1f\n", (now() - t0) / SHORT_SETS);
+	printf("%.1f\n", (bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / SHORT_SETS);
 	return 0;
 }
 
@@ -148,8 +129,8 @@ int main(int argc, char **argv)
 	printf("%d registrations held, %d short-lived sets (create, 1 ADD, close), "
 	       "median of %d runs:\n", LONG_SETS * LONG_FDS, SHORT_SETS, rounds);
 	for (c = 0; c < nconf; c++)
-		printf("  %-17s %10.1f ns per set\n", label[c], median(t[c], rounds));
+		printf("  %-17s %10.1f ns per set\n", label[c], bench_median(t[c], rounds));
 	if (nconf == 3)
-		printf("  before / now: %.2f\n", median(t[2], rounds) / median(t[1], rounds));
+		printf("  before / now: %.2f\n", bench_median(t[2], rounds) / bench_median(t[1], rounds));
 	return 0;
 }

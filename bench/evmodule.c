@@ -20,6 +20,8 @@
 #include <event2/event_compat.h>
 #include <event2/event_struct.h>
 
+#include "bench-stats.h"
+
 #define PAIRS	1000000
 
 static void on_event(evutil_socket_t fd, short what, void *arg)
@@ -88,13 +90,6 @@ static double run(char *self, const char *lib, const char *opts, bool on)
 	return atof(buf);
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
 	double off[5], on[5], none[5];
@@ -117,9 +112,9 @@ int main(int argc, char **argv)
 		on[i] = run(argv[0], argv[1], opts, true);
 		none[i] = run(argv[0], argv[1], optsnone, true);
 	}
-	qsort(off, 5, sizeof(double), cmp);
-	qsort(on, 5, sizeof(double), cmp);
-	qsort(none, 5, sizeof(double), cmp);
+	qsort(off, 5, sizeof(double), bench_cmp_double);
+	qsort(on, 5, sizeof(double), bench_cmp_double);
+	qsort(none, 5, sizeof(double), bench_cmp_double);
 	printf("event_del+event_set+event_base_set+event_add: %.1f ns ODEBUG unset, "
 	       "%.1f ns ODEBUG=1 modules=none, %.1f ns ODEBUG=1 with the module\n",
 	       off[2], none[2], on[2]);

@@ -27,31 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
+
 #define CLOSES	400000
 #define PAIRS	100000
 #define ROUNDS	7
 #define SETTINGS 4
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /*
  * libodebug started, as in a program that annotates or holds something
@@ -86,18 +67,18 @@ static int child(void)
 	start_libodebug();
 	for (i = 0; i < 1000; i++)	/* warm */
 		close(dup(base));
-	t0 = now();
+	t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < CLOSES; i++)
 		close(dup(base));
-	dupclose = now() - t0;
+	dupclose = bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	/* dup alone, closed outside the timing (into many numbers: no reuse). */
-	t0 = now();
+	t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < 1000; i++)
 		fds[i] = dup(base);
-	duponly = now() - t0;
+	duponly = bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	for (i = 0; i < 1000; i++)
 		close(fds[i]);
-	t0 = now();
+	t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	for (i = 0; i < PAIRS; i++) {
 		FILE *f = fopen("/dev/null", "r");
 
@@ -105,7 +86,7 @@ static int child(void)
 			return 2;
 		fclose(f);
 	}
-	pair = now() - t0;
+	pair = bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	printf("%.3f %.3f\n", dupclose / CLOSES - duponly / 1000, pair / PAIRS);
 	fclose(owner);
 	return 0;
@@ -164,8 +145,8 @@ int main(int argc, char **argv)
 		}
 	printf("%-22s %14s %20s\n", "setting", "close ns", "fopen+fclose ns");
 	for (i = 0; i < SETTINGS; i++) {
-		mc[i] = median(c[i], ROUNDS);
-		mf[i] = median(f[i], ROUNDS);
+		mc[i] = bench_median(c[i], ROUNDS);
+		mf[i] = bench_median(f[i], ROUNDS);
 		printf("%-22s %14.1f %20.1f\n", names[i], mc[i], mf[i]);
 	}
 	printf("close of an unowned descriptor: ODEBUG unset %+.1f ns, ODEBUG=1 %+.1f ns "

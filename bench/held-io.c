@@ -16,15 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
+
 #define N 20000
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -40,10 +34,10 @@ int main(int argc, char **argv)
 		struct aiocb cb = { .aio_fildes = fd, .aio_buf = buf[i % 16], .aio_nbytes = 512 };
 		const struct aiocb *l[1] = { &cb };
 
-		t = now();
+		t = bench_ns(CLOCK_MONOTONIC);
 		if (aio_read(&cb))
 			return 1;
-		aio += now() - t;
+		aio += bench_ns(CLOCK_MONOTONIC) - t;
 		while (aio_error(&cb) == EINPROGRESS)
 			aio_suspend(l, 1, NULL);
 	}
@@ -52,10 +46,10 @@ int main(int argc, char **argv)
 		struct io_uring_cqe *cqe;
 
 		io_uring_prep_read(sqe, fd, buf[i % 16], 512, 0);
-		t = now();
+		t = bench_ns(CLOCK_MONOTONIC);
 		if (io_uring_submit(&ring) != 1)
 			return 1;
-		uring += now() - t;
+		uring += bench_ns(CLOCK_MONOTONIC) - t;
 		io_uring_wait_cqe(&ring, &cqe);
 		io_uring_cqe_seen(&ring, cqe);
 	}

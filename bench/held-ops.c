@@ -35,6 +35,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
+
 #define EVENTS	64
 #define OPS	3
 #define ROUNDS	5
@@ -44,27 +46,6 @@
 static const char *const names[OPS] = { "epoll_ctl", "epoll_wait per event", "timer_settime" };
 static const double goals[OPS] = { 50, 5, 50 };	/* ns added, at most */
 static const long per_block[OPS] = { 100, 20, 100 };	/* calls (pairs) in a block */
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);	/* time preempted not counted */
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* The calls, through the preload (what the program's own calls bind to) or glibc's own. */
 struct calls {
@@ -126,7 +107,7 @@ static double loop(struct fixture *f, const struct calls *c, int op, long n)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = f->ptr }, out[EVENTS];
 	struct itimerspec on = { .it_value = { 100, 0 } }, off = { { 0, 0 }, { 0, 0 } };
-	double t0 = now();
+	double t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 	long i, events = 0;
 
 	for (i = 0; i < n; i++) {
@@ -145,8 +126,8 @@ static double loop(struct fixture *f, const struct calls *c, int op, long n)
 		}
 	}
 	if (op == 1)
-		return (now() - t0) / (events ? events : 1);
-	return (now() - t0) / n / 2;
+		return (bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / (events ? events : 1);
+	return (bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / n / 2;
 }
 
 /* One run: per op, the median over @blocks of (interposed - glibc's own), ns per call. */
@@ -173,7 +154,7 @@ static int child(int blocks)
 			}
 			diff[b] = t[1] - t[0];
 		}
-		printf("%.3f\n", median(diff, blocks));
+		printf("%.3f\n", bench_median(diff, blocks));
 	}
 	return 0;
 }
@@ -259,7 +240,7 @@ int main(int argc, char **argv)
 		double m[CONFIGS];
 
 		for (c = 0; c < CONFIGS; c++)
-			m[c] = median(added[c][op], rounds);
+			m[c] = bench_median(added[c][op], rounds);
 		printf("%-22s %+12.1f %+8.1f %+9.1f %+11.1f %5.0f%s\n", names[op], m[0], m[1], m[2],
 		       m[2] - m[0], goals[op], m[2] <= goals[op] ? "" : " MISSED");
 	}

@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 
+#include "bench-stats.h"
 #include "odebug.h"
 
 #if defined(MOD_LIBEVENT)
@@ -220,13 +221,6 @@ static double run(char *self, const char *lib, const char *opts, int w, long n)
 	return atof(buf);
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv)
 {
 	char opts[600], optsnone[620];
@@ -257,9 +251,9 @@ int main(int argc, char **argv)
 			on[i] = run(argv[0], argv[1], opts, w, n);
 			none[i] = run(argv[0], argv[1], optsnone, w, n);
 		}
-		qsort(off, 5, sizeof(double), cmp);
-		qsort(on, 5, sizeof(double), cmp);
-		qsort(none, 5, sizeof(double), cmp);
+		qsort(off, 5, sizeof(double), bench_cmp_double);
+		qsort(on, 5, sizeof(double), bench_cmp_double);
+		qsort(none, 5, sizeof(double), bench_cmp_double);
 		printf("%s: ns per cycle, median [min]: ODEBUG unset %.1f [%.1f], "
 		       "ODEBUG=1 modules=none %.1f [%.1f], ODEBUG=1 with the module %.1f [%.1f]\n",
 		       work_name[w], off[2], off[0], none[2], none[0], on[2], on[0]);

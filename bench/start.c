@@ -39,6 +39,8 @@
 #include <unistd.h>
 #include <time.h>
 
+#include "bench-stats.h"
+
 extern char **environ;
 
 #define MAX_VARIANTS 5
@@ -138,17 +140,10 @@ static void round_of(struct variant *v, int nv, char *const argv[], int runs, in
 	}
 }
 
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* Median, min and max of @n values (sorted in place). */
 static void stats(double *x, int n, double out[3])
 {
-	qsort(x, n, sizeof(*x), cmp);
+	qsort(x, n, sizeof(*x), bench_cmp_double);
 	out[0] = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 	out[1] = x[0];
 	out[2] = x[n - 1];

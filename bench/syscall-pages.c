@@ -22,35 +22,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench-stats.h"
+
 #define BLOCKS	301
 #define CALLS	200
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* ns per call of CALLS system calls, each followed by a write to @n pages @stride apart. */
 static double block(volatile char *m, int n, size_t stride)
 {
-	double t0 = now();
+	double t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 
 	for (int i = 0; i < CALLS; i++) {
 		syscall(SYS_getppid);
 		for (int p = 0; p < n; p++)
 			m[p * stride + (size_t)(i & 63) * 64]++;
 	}
-	return (now() - t0) / CALLS;
+	return (bench_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / CALLS;
 }
 
 int main(int argc, char **argv)
@@ -82,7 +69,7 @@ int main(int argc, char **argv)
 			}
 			diff[b] = (t[1] - t[0]) / n;
 		}
-		qsort(diff, BLOCKS, sizeof(*diff), cmp);
+		qsort(diff, BLOCKS, sizeof(*diff), bench_cmp_double);
 		printf("%d pages %zu KiB apart: %+.1f ns per page after a system call [%+.1f %+.1f]\n",
 		       n, strides[s] >> 10, diff[BLOCKS / 2], diff[BLOCKS / 4], diff[3 * BLOCKS / 4]);
 		munmap(m, len);

@@ -22,7 +22,7 @@ static __attribute__((noinline)) void locked_slow(pthread_mutex_t *m, int r)
 
 	if (likely(r == 0)) {
 		/* A recursive mutex relocked by its owner is held already. */
-		if (!((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
+		if (!odebug_glibc_mutex_recursed(m))
 			odebug_builtin_lock(m, DESCR, BUILTIN_LOCK);
 		return;
 	}
@@ -126,7 +126,7 @@ INTERPOSE_230_234(int, pthread_mutex_clocklock,
 ODEBUG_INLINE int mutex_unlock_body(int (*next)(pthread_mutex_t *), pthread_mutex_t *m)
 {
 	/* Held by us, and glibc keeps the hold: nothing to check or write. */
-	if (likely(__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) && odebug_mutex_cached(m) &&
+	if (likely(odebug_glibc_mutex_lock_word(m) && odebug_mutex_cached(m) &&
 		   odebug_mutex_mine(m)))
 		return next(m);
 	odebug_builtin_mutex_unlock(m);	/* errno: restored by its slow paths */

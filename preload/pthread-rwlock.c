@@ -179,7 +179,7 @@ static __attribute__((noinline)) int unlock_slow(int (*next)(pthread_rwlock_t *)
 static __attribute__((noinline)) int unlock_unquiet(int (*next)(pthread_rwlock_t *),
 						    pthread_rwlock_t *rw)
 {
-	if (__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == odebug_tls.self_tid &&
+	if (odebug_glibc_rwlock_writer(rw) == odebug_tls.self_tid &&
 	    odebug_tls.self_tid &&
 	    odebug_rwlock_writer_cached(rw, ODEBUG_STATE_ACTIVE, ODEBUG_STATE_INACTIVE))
 		return next(rw);

@@ -27,7 +27,7 @@ ODEBUG_INLINE void mtx_locked(mtx_t *m, int r)
 	if (r == thrd_success && odebug_mutex_cached(m))
 		;	/* glibc keeps the hold, and we know the mutex: nothing to write */
 	else if (r == thrd_success &&
-		 !((p->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && p->__data.__count > 1))
+		 !odebug_glibc_mutex_recursed(p))
 		odebug_builtin_lock(m, MD, BUILTIN_LOCK);
 	else if (r != thrd_success)	/* thrd_error: EINVAL underneath (destroyed, or no mutex) */
 		odebug_builtin_mutex_refused(m, r == thrd_error);
@@ -99,7 +99,7 @@ ODEBUG_INLINE void mtx_destroy_(void (*next)(mtx_t *), mtx_t *m)
 	saved = errno;
 	before = odebug_builtin_mutex_peek(m);
 	next(m);
-	odebug_builtin_mutex_destroy(m, pm(m)->__data.__kind == -1 ? 0 : EBUSY, before);
+	odebug_builtin_mutex_destroy(m, odebug_glibc_mutex_kind(pm(m)) == -1 ? 0 : EBUSY, before);
 	errno = saved;
 }
 INTERPOSE_228_234(void, mtx_destroy, (mtx_t *m), (m), mtx_destroy_);

@@ -11,7 +11,7 @@
 #include "prim.h"
 #include "glibc.h"
 
-/* "init.c": the switch, the re-entry guard, process setup */
+/* "mode.c": the switch, the re-entry guard, the lazy start */
 /*
  * IDLE: on, but nothing started until the first API call (init.c).  It
  * comes after ON, so "mode >= ODEBUG_MODE_ON" (decided on, started or not)
@@ -66,7 +66,6 @@ bool odebug_start_slow(void);
 bool odebug_selftesting(void);
 void odebug_selftesting_set(bool on);
 void odebug_disable(void);
-void odebug_set_mode(enum odebug_mode mode);
 void odebug_start_lock(void);
 void odebug_start_unlock(void);
 
@@ -170,6 +169,7 @@ struct odebug_options {
 	unsigned long check_free;
 	unsigned long check_pthread;
 	unsigned long check_sem;
+	unsigned long seal_rwlocks;
 	unsigned long check_held;
 	unsigned long check_fd;
 	unsigned long origins;

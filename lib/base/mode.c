@@ -49,7 +49,7 @@ ODEBUG_HOT int odebug_mode = ODEBUG_MODE_UNINIT;
  */
 ODEBUG_EXPORT int __debug_objects_on = 1;
 
-void odebug_set_mode(enum odebug_mode mode)
+static void set_mode(enum odebug_mode mode)
 {
 	if (mode == ODEBUG_MODE_OFF)
 		__atomic_store_n(&__debug_objects_on, 0, __ATOMIC_RELAXED);
@@ -64,7 +64,7 @@ void odebug_set_mode(enum odebug_mode mode)
  * through.  onstack_low: the lowest address on this thread's stack where
  * an on-stack object may still be tracked (UINTPTR_MAX: none); a call
  * into libodebug from a frame above it may find objects of frames that
- * have returned (stack.c).  Initial-exec: a dynamic TLS access may itself
+ * have returned (returned.c).  Initial-exec: a dynamic TLS access may itself
  * malloc.
  */
 ODEBUG_TLS struct odebug_tls odebug_tls = {
@@ -74,7 +74,7 @@ ODEBUG_TLS struct odebug_tls odebug_tls = {
 
 void odebug_disable(void)
 {
-	odebug_set_mode(ODEBUG_MODE_OFF);
+	set_mode(ODEBUG_MODE_OFF);
 }
 
 /*
@@ -130,7 +130,7 @@ bool odebug_enable_slow(void)
 	} else if (__atomic_compare_exchange_n(&state, &expected, 1, false,
 					       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		owner = odebug_gettid();
-		odebug_set_mode(starter() ? starter()->decide() : ODEBUG_MODE_OFF);
+		set_mode(starter() ? starter()->decide() : ODEBUG_MODE_OFF);
 		__atomic_store_n(&state, 2, __ATOMIC_RELEASE);
 	} else if (expected == 1 && owner == odebug_gettid()) {
 		return odebug_load(&odebug_mode) == ODEBUG_MODE_ON;
@@ -157,7 +157,7 @@ bool odebug_start_slow(void)
 	odebug_start_lock();
 	if (__atomic_load_n(&odebug_mode, __ATOMIC_ACQUIRE) == ODEBUG_MODE_IDLE) {
 		__atomic_store_n(&start_owner, me, __ATOMIC_RELAXED);
-		odebug_set_mode(starter()->start());
+		set_mode(starter()->start());
 		__atomic_store_n(&start_owner, 0, __ATOMIC_RELAXED);
 	}
 	odebug_start_unlock();

@@ -65,6 +65,8 @@ static const struct option_desc options[] = {
 	    "check pthread mutexes, rwlocks, spinlocks, condition variables, barriers, C11 mtx/cnd"),
 	NUM(check_sem, 1, 0, 1,
 	    "check POSIX semaphores (sem_init/sem_open and their use)"),
+	NUM(seal_rwlocks, 1, 0, 1,
+	    "let a read lock mark the rwlock in a word glibc leaves unused (faster read locks); 0: write nothing into glibc's objects"),
 	NUM(check_held, 1, 0, 1,
 	    "check memory epoll and POSIX timers hold (data.ptr, sival_ptr) when it is freed"),
 	NUM(check_fd, 1, 0, 1,

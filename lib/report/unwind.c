@@ -28,15 +28,9 @@
 #include <link.h>
 #include <string.h>
 
-#include "report.h"
+#include "unwind-cfi.h"
 
 #if defined(__x86_64__) && !ODEBUG_TSAN
-
-/* DWARF's register numbers on x86-64: 16 is the return address column. */
-#define R_RBP	6
-#define R_RSP	7
-#define R_RA	16
-#define NREGS	17
 
 struct regs {
 	uintptr_t r[NREGS];
@@ -105,331 +99,6 @@ static inline bool read_word(struct mem *m, uintptr_t addr, uintptr_t *out)
 		return true;
 	}
 	return read_checked(m, addr, out);
-}
-
-/* --- the encoded numbers of .eh_frame ---------------------------------- */
-
-#define PE_OMIT		0xff
-#define PE_ABSPTR	0x00
-#define PE_ULEB128	0x01
-#define PE_UDATA2	0x02
-#define PE_UDATA4	0x03
-#define PE_UDATA8	0x04
-#define PE_SLEB128	0x09
-#define PE_SDATA2	0x0a
-#define PE_SDATA4	0x0b
-#define PE_SDATA8	0x0c
-#define PE_PCREL	0x10
-#define PE_DATAREL	0x30
-#define PE_INDIRECT	0x80
-
-/* A cursor over one entry: every read stays before end. */
-struct cur {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t get_n(struct cur *c, size_t n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return 0;
-	}
-	memcpy(&v, c->p, n);	/* little-endian */
-	c->p += n;
-	return v;
-}
-
-/* A LEB128 number; @sign: sign-extended from its last byte's bit 6. */
-static uint64_t get_leb(struct cur *c, bool sign)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (c->p >= c->end) {
-			c->bad = true;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return v;
-}
-
-static uint64_t get_uleb(struct cur *c)
-{
-	return get_leb(c, false);
-}
-
-static int64_t get_sleb(struct cur *c)
-{
-	return (int64_t)get_leb(c, true);
-}
-
-/* A pointer encoded as @enc says (pc-relative or absolute; datarel from @data). */
-static uintptr_t get_encoded(struct cur *c, uint8_t enc, uintptr_t data)
-{
-	uintptr_t base = 0, at = (uintptr_t)c->p;
-	uint64_t v;
-
-	if (enc == PE_OMIT)
-		return 0;
-	switch (enc & 0x0f) {
-	case PE_ABSPTR:
-	case PE_UDATA8:
-	case PE_SDATA8:		v = get_n(c, 8); break;
-	case PE_ULEB128:	v = get_uleb(c); break;
-	case PE_UDATA2:		v = get_n(c, 2); break;
-	case PE_UDATA4:		v = get_n(c, 4); break;
-	case PE_SLEB128:	v = (uint64_t)get_sleb(c); break;
-	case PE_SDATA2:		v = (uint64_t)(int64_t)(int16_t)get_n(c, 2); break;
-	case PE_SDATA4:		v = (uint64_t)(int64_t)(int32_t)get_n(c, 4); break;
-	default:		c->bad = true; return 0;
-	}
-	switch (enc & 0x70) {
-	case 0:			break;
-	case PE_PCREL:		base = at; break;
-	case PE_DATAREL:	base = data; break;
-	default:		c->bad = true; return 0;	/* text- and function-relative: not in .eh_frame */
-	}
-	/* Indirect pointers (personality routines) are skipped, never followed. */
-	return (uintptr_t)v + base;
-}
-
-/* --- the call-frame information of one address ------------------------- */
-
-enum rule { UNSET, UNDEF, SAME, OFFSET, VAL_OFFSET, REG, EXPR, VAL_EXPR };
-
-struct rules {
-	uint8_t how[NREGS];
-	int64_t val[NREGS];		/* offset, register, or the expression's address */
-	bool cfa_expr;
-	uint8_t cfa_reg;
-	int64_t cfa_off;		/* or the expression's address */
-};
-
-struct cie {
-	uint64_t code_align;
-	int64_t data_align;
-	unsigned int ra;
-	uint8_t fde_enc;
-	bool aug_z, signal;
-	struct cur insns;
-};
-
-/* The entry at @p: its body as a cursor; false for a terminator or garbage. */
-static bool entry(const uint8_t *p, struct cur *c)
-{
-	uint32_t len;
-
-	memcpy(&len, p, 4);
-	if (len == 0 || len == 0xffffffffu)	/* the end; 64-bit lengths: not in practice */
-		return false;
-	c->p = p + 4;
-	c->end = p + 4 + len;
-	c->bad = false;
-	return true;
-}
-
-static bool parse_cie(const uint8_t *p, struct cie *cie)
-{
-	const char *aug;
-	struct cur c;
-	uint8_t version;
-
-	if (!entry(p, &c) || get_n(&c, 4) != 0)
-		return false;
-	version = (uint8_t)get_n(&c, 1);
-	aug = (const char *)c.p;
-	while (c.p < c.end && *c.p)
-		c.p++;
-	if (c.p++ >= c.end || (version != 1 && version != 3))
-		return false;	/* an augmentation string that does not end in the entry */
-	cie->code_align = get_uleb(&c);
-	cie->data_align = get_sleb(&c);
-	cie->ra = version == 1 ? (unsigned int)get_n(&c, 1) : (unsigned int)get_uleb(&c);
-	cie->fde_enc = PE_ABSPTR;
-	cie->aug_z = aug[0] == 'z';
-	cie->signal = false;
-	if (cie->aug_z) {
-		uint64_t n = get_uleb(&c);
-		const uint8_t *end = c.p + n;
-
-		for (aug++; *aug && !c.bad && c.p < c.end; aug++) {
-			if (*aug == 'R') {
-				cie->fde_enc = (uint8_t)get_n(&c, 1);
-			} else if (*aug == 'P') {
-				uint8_t enc = (uint8_t)get_n(&c, 1);
-
-				get_encoded(&c, enc & ~PE_INDIRECT, 0);
-			} else if (*aug == 'L') {
-				get_n(&c, 1);
-			} else if (*aug == 'S') {
-				cie->signal = true;
-			} else if (*aug != 'B' && *aug != 'G') {
-				break;	/* unknown: the length says where the rest starts */
-			}
-		}
-		c.p = end;
-	} else if (aug[0]) {
-		return false;
-	}
-	if (c.bad || c.p > c.end || cie->ra != R_RA)
-		return false;
-	cie->insns = c;
-	return true;
-}
-
-/* Skip a DW_CFA block's operand; its address for an expression rule. */
-static int64_t block(struct cur *c)
-{
-	const uint8_t *start = c->p;
-	uint64_t n = get_uleb(c);
-
-	if (n > (uint64_t)(c->end - c->p)) {
-		c->bad = true;
-		return 0;
-	}
-	c->p += n;
-	return (int64_t)(uintptr_t)start;
-}
-
-static void set_rule(struct rules *r, uint64_t reg, enum rule how, int64_t val)
-{
-	if (reg < NREGS) {
-		r->how[reg] = (uint8_t)how;
-		r->val[reg] = val;
-	}
-}
-
-#define REMEMBERED	4
-
-/*
- * Run @c's instructions from address @loc while it is not past @pc; the
- * CIE's rules, @init, are what DW_CFA_restore goes back to.
- */
-static bool run(struct cur c, const struct cie *cie, uintptr_t loc, uintptr_t pc,
-		struct rules *r, const struct rules *init)
-{
-	struct rules saved[REMEMBERED];
-	unsigned int depth = 0;
-
-	while (c.p < c.end && !c.bad) {
-		uint8_t op = *c.p++;
-		uint64_t reg, delta = 0;
-
-		switch (op & 0xc0) {
-		case 0x40:
-			delta = op & 0x3f;
-			goto advance;
-		case 0x80:
-			set_rule(r, op & 0x3f, OFFSET, (int64_t)get_uleb(&c) * cie->data_align);
-			continue;
-		case 0xc0:
-			reg = op & 0x3f;
-			if (reg < NREGS)
-				set_rule(r, reg, init ? init->how[reg] : UNSET, init ? init->val[reg] : 0);
-			continue;
-		}
-		switch (op) {
-		case 0x00:	/* nop */
-			break;
-		case 0x01:	/* set_loc */
-			loc = get_encoded(&c, cie->fde_enc, 0);
-			if (loc > pc)
-				return !c.bad;
-			break;
-		case 0x02: delta = get_n(&c, 1); goto advance;
-		case 0x03: delta = get_n(&c, 2); goto advance;
-		case 0x04: delta = get_n(&c, 4); goto advance;
-		case 0x05:	/* offset_extended */
-			reg = get_uleb(&c);
-			set_rule(r, reg, OFFSET, (int64_t)get_uleb(&c) * cie->data_align);
-			break;
-		case 0x06:	/* restore_extended */
-			reg = get_uleb(&c);
-			if (reg < NREGS)
-				set_rule(r, reg, init ? init->how[reg] : UNSET, init ? init->val[reg] : 0);
-			break;
-		case 0x07: set_rule(r, get_uleb(&c), UNDEF, 0); break;
-		case 0x08: set_rule(r, get_uleb(&c), SAME, 0); break;
-		case 0x09:	/* register */
-			reg = get_uleb(&c);
-			set_rule(r, reg, REG, (int64_t)get_uleb(&c));
-			break;
-		case 0x0a:	/* remember_state */
-			if (depth == REMEMBERED)
-				return false;
-			saved[depth++] = *r;
-			break;
-		case 0x0b:	/* restore_state, the CFA's rule too (an epilogue's ret) */
-			if (!depth)
-				return false;
-			*r = saved[--depth];
-			break;
-		case 0x0c:	/* def_cfa */
-			r->cfa_reg = (uint8_t)get_uleb(&c);
-			r->cfa_off = (int64_t)get_uleb(&c);
-			r->cfa_expr = false;
-			break;
-		case 0x0d: r->cfa_reg = (uint8_t)get_uleb(&c); r->cfa_expr = false; break;
-		case 0x0e: r->cfa_off = (int64_t)get_uleb(&c); break;
-		case 0x0f:	/* def_cfa_expression */
-			r->cfa_off = block(&c);
-			r->cfa_expr = true;
-			break;
-		case 0x10:	/* expression */
-			reg = get_uleb(&c);
-			set_rule(r, reg, EXPR, block(&c));
-			break;
-		case 0x11:	/* offset_extended_sf */
-			reg = get_uleb(&c);
-			set_rule(r, reg, OFFSET, get_sleb(&c) * cie->data_align);
-			break;
-		case 0x12:	/* def_cfa_sf */
-			r->cfa_reg = (uint8_t)get_uleb(&c);
-			r->cfa_off = get_sleb(&c) * cie->data_align;
-			r->cfa_expr = false;
-			break;
-		case 0x13: r->cfa_off = get_sleb(&c) * cie->data_align; break;
-		case 0x14:	/* val_offset */
-			reg = get_uleb(&c);
-			set_rule(r, reg, VAL_OFFSET, (int64_t)get_uleb(&c) * cie->data_align);
-			break;
-		case 0x15:	/* val_offset_sf */
-			reg = get_uleb(&c);
-			set_rule(r, reg, VAL_OFFSET, get_sleb(&c) * cie->data_align);
-			break;
-		case 0x16:	/* val_expression */
-			reg = get_uleb(&c);
-			set_rule(r, reg, VAL_EXPR, block(&c));
-			break;
-		case 0x2e:	/* GNU_args_size */
-			get_uleb(&c);
-			break;
-		case 0x2f:	/* GNU_negative_offset_extended */
-			reg = get_uleb(&c);
-			set_rule(r, reg, OFFSET, -(int64_t)get_uleb(&c) * cie->data_align);
-			break;
-		default:
-			return false;
-		}
-		continue;
-advance:
-		loc += delta * cie->code_align;
-		if (loc > pc)
-			break;
-	}
-	return !c.bad && r->cfa_reg < NREGS;
 }
 
 /* --- finding the FDE ----------------------------------------------------- */
@@ -513,8 +182,8 @@ static const uint8_t *find_fde(const struct module *m, uintptr_t pc)
 	/* Version 1, the usual table encoding: 4-byte offsets from the header. */
 	if (!hdr || hdr[0] != 1 || hdr[3] != (PE_DATAREL | PE_SDATA4) || hdr[2] == PE_OMIT)
 		return NULL;
-	get_encoded(&c, hdr[1], (uintptr_t)hdr);
-	count = get_encoded(&c, hdr[2], (uintptr_t)hdr);
+	odebug_cfi_encoded(&c, hdr[1], (uintptr_t)hdr);
+	count = odebug_cfi_encoded(&c, hdr[2], (uintptr_t)hdr);
 	if (c.bad || !count)
 		return NULL;
 	table = (const int32_t *)c.p;
@@ -547,22 +216,22 @@ static bool rules_at(struct walk *w, uintptr_t pc, struct rules *r, bool *signal
 	uintptr_t start, range;
 	uint32_t cie_off;
 
-	if (!fde || !entry(fde, &c))
+	if (!fde || !odebug_cfi_entry(fde, &c))
 		return false;
-	cie_off = (uint32_t)get_n(&c, 4);
-	if (!cie_off || !parse_cie(c.p - 4 - cie_off, &cie))
+	cie_off = (uint32_t)odebug_cfi_get_n(&c, 4);
+	if (!cie_off || !odebug_cfi_parse_cie(c.p - 4 - cie_off, &cie))
 		return false;
-	start = get_encoded(&c, cie.fde_enc, 0);
-	range = get_encoded(&c, cie.fde_enc & 0x0f, 0);
+	start = odebug_cfi_encoded(&c, cie.fde_enc, 0);
+	range = odebug_cfi_encoded(&c, cie.fde_enc & 0x0f, 0);
 	if (cie.aug_z)
-		c.p += get_uleb(&c);
+		c.p += odebug_cfi_uleb(&c);
 	if (c.bad || c.p > c.end || pc < start || pc - start >= range)
 		return false;
 	memset(r, 0, sizeof(*r));
-	if (!run(cie.insns, &cie, start, pc, r, NULL))
+	if (!odebug_cfi_run(cie.insns, &cie, start, pc, r, NULL))
 		return false;
 	init = *r;
-	if (!run(c, &cie, start, pc, r, &init))
+	if (!odebug_cfi_run(c, &cie, start, pc, r, &init))
 		return false;
 	*signal = cie.signal;
 	return true;
@@ -578,7 +247,7 @@ static bool eval(struct walk *w, const struct regs *regs, int64_t at, uintptr_t 
 	uintptr_t st[EXPR_STACK], a, b;
 	unsigned int sp = 0, steps = 0;
 	struct cur c = { (const uint8_t *)(uintptr_t)at, (const uint8_t *)(uintptr_t)at + 16, false };
-	uint64_t len = get_uleb(&c);
+	uint64_t len = odebug_cfi_uleb(&c);
 
 	if (len > 4096)
 		return false;
@@ -597,7 +266,7 @@ static bool eval(struct walk *w, const struct regs *regs, int64_t at, uintptr_t 
 		if (op >= 0x70 && op <= 0x8f) {			/* breg0..31 */
 			if (sp == EXPR_STACK || op - 0x70u >= NREGS)
 				return false;
-			st[sp++] = regs->r[op - 0x70] + (uintptr_t)get_sleb(&c);
+			st[sp++] = regs->r[op - 0x70] + (uintptr_t)odebug_cfi_sleb(&c);
 			continue;
 		}
 		switch (op) {
@@ -608,26 +277,26 @@ static bool eval(struct walk *w, const struct regs *regs, int64_t at, uintptr_t 
 		case 0x08: case 0x0a: case 0x0c: case 0x0e:	/* const1u..const8u */
 			if (sp == EXPR_STACK)
 				return false;
-			st[sp++] = (uintptr_t)get_n(&c, (size_t)1 << ((op - 0x08) / 2));
+			st[sp++] = (uintptr_t)odebug_cfi_get_n(&c, (size_t)1 << ((op - 0x08) / 2));
 			continue;
-		case 0x09: a = (uintptr_t)(int64_t)(int8_t)get_n(&c, 1); goto push;
-		case 0x0b: a = (uintptr_t)(int64_t)(int16_t)get_n(&c, 2); goto push;
-		case 0x0d: a = (uintptr_t)(int64_t)(int32_t)get_n(&c, 4); goto push;
-		case 0x0f: a = (uintptr_t)get_n(&c, 8); goto push;
-		case 0x10: a = (uintptr_t)get_uleb(&c); goto push;
-		case 0x11: a = (uintptr_t)get_sleb(&c); goto push;
+		case 0x09: a = (uintptr_t)(int64_t)(int8_t)odebug_cfi_get_n(&c, 1); goto push;
+		case 0x0b: a = (uintptr_t)(int64_t)(int16_t)odebug_cfi_get_n(&c, 2); goto push;
+		case 0x0d: a = (uintptr_t)(int64_t)(int32_t)odebug_cfi_get_n(&c, 4); goto push;
+		case 0x0f: a = (uintptr_t)odebug_cfi_get_n(&c, 8); goto push;
+		case 0x10: a = (uintptr_t)odebug_cfi_uleb(&c); goto push;
+		case 0x11: a = (uintptr_t)odebug_cfi_sleb(&c); goto push;
 		case 0x12: if (!sp) return false; a = st[sp - 1]; goto push;	/* dup */
 		case 0x13: if (!sp) return false; sp--; continue;		/* drop */
 		case 0x23:	/* plus_uconst */
 			if (!sp)
 				return false;
-			st[sp - 1] += (uintptr_t)get_uleb(&c);
+			st[sp - 1] += (uintptr_t)odebug_cfi_uleb(&c);
 			continue;
 		case 0x92:	/* bregx */
-			a = (uintptr_t)get_uleb(&c);
+			a = (uintptr_t)odebug_cfi_uleb(&c);
 			if (a >= NREGS)
 				return false;
-			a = regs->r[a] + (uintptr_t)get_sleb(&c);
+			a = regs->r[a] + (uintptr_t)odebug_cfi_sleb(&c);
 			goto push;
 		case 0x96:	/* nop */
 			continue;

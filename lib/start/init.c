@@ -126,6 +126,7 @@ static enum odebug_mode decide(void)
 	odebug_symbolize_check_option();
 	odebug_report_init();
 	odebug_exit_init();
+	odebug_glibc_seal_ok = odebug_opt.seal_rwlocks && odebug_glibc_seal_probe();
 	odebug_checkers_init();
 	odebug_start_step("suppressions, report, builtin");
 	pthread_atfork(fork_prepare, fork_parent, fork_child);

@@ -19,8 +19,8 @@ lib/checks/held/held-store.c:__atomic_compare_exchange_n(&odebug_holds
 lib/checks/held/held.c:__atomic_fetch_or(&odebug_held_fdbits
 lib/base/trim.c:__atomic_fetch_or(&trim_state
 lib/checks/builtin/builtin.c:__atomic_fetch_or(&odebug_builtin_on
-lib/checks/builtin/builtin.c:__atomic_compare_exchange_n(&odebug_rwlock_seal
-lib/checks/builtin/builtin.c:__atomic_compare_exchange_n(&rw->__data.__pad2
+lib/checks/builtin/rwlock-seal.c:__atomic_compare_exchange_n(&odebug_rwlock_seal
+lib/base/glibc.h:__atomic_compare_exchange_n(&rw->__data.__pad2
 lib/table/stack.c:__atomic_compare_exchange_n(&stacks[i].hi
 lib/table/stack.c:!__atomic_compare_exchange_n(&stacks_used
 lib/table/descr.c:__atomic_compare_exchange_n(&c->most

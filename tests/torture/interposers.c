@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Torture of the interposers (RELIABILITY.md, "Interposers: jumps out of
- * handlers, foreign operator delete, replaced memory").  Each scenario
+ * Torture of the interposers: jumps out of handlers, foreign operator
+ * delete, replaced memory (RELIABILITY.md, "Signal handlers, small stacks
+ * and cancellation", "Missed reports: misuse that must be reported").  Each scenario
  * loops for a bounded count and time; a watchdog ends a hung run with a
  * failure.  Prints "N passed, N failed".
  *

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Torture of the report path where the symboliser cannot run or answer
- * (RELIABILITY.md, "Reports in sandboxes, under cancellation and with a
- * silent symboliser").  Each scenario loops, bounded in count and time,
+ * (RELIABILITY.md, "Sandboxes, symbolisers, sanitizers and debuggers";
+ * cancellation: "Signal handlers, small stacks and cancellation").  Each scenario loops, bounded in count and time,
  * with a watchdog: a hang fails instead of blocking the suite.  Prints
  * "N passed, N failed".
  *

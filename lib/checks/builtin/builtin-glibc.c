@@ -26,13 +26,12 @@
  */
 bool odebug_glibc_mutex_is_static(void *addr)
 {
-	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
-	int kind = m->__data.__kind;
+	int kind = odebug_glibc_mutex_kind(addr);
 
 	if (kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS)
 		return false;
 	return (kind & ODEBUG_GLIBC_MUTEX_ROBUST)	/* robust: the list links are in use */ ||
-	       (!m->__data.__list.__prev && !m->__data.__list.__next);
+	       odebug_glibc_mutex_unlinked(addr);
 }
 
 /*
@@ -92,14 +91,13 @@ bool odebug_glibc_thread_alive(int tid)
  */
 bool odebug_glibc_mutex_held(const void *addr)
 {
-	const pthread_mutex_t *m = odebug_glibc_as_mutex(addr);
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-	int lock = __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED);
-	int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	int kind = odebug_glibc_mutex_kind(addr);
+	int lock = odebug_glibc_mutex_lock_word(addr);
+	int owner = odebug_glibc_mutex_owner_word(addr);
 	bool ok;
 
 	if ((kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS) || !lock || owner <= 0 ||
-	    !__atomic_load_n(&m->__data.__nusers, __ATOMIC_RELAXED))
+	    !odebug_glibc_mutex_nusers(addr))
 		return false;
 	if (kind & ODEBUG_GLIBC_MUTEX_PP)	/* PRIO_PROTECT: the ceiling lives above bit 19 */
 		lock &= ODEBUG_GLIBC_MUTEX_PP_LOCK_MASK;
@@ -131,13 +129,9 @@ bool odebug_glibc_tracked_mode(const void *addr)
  */
 bool odebug_glibc_rwlock_is_static(void *addr)
 {
-	const pthread_rwlock_t *rw = addr;
-	static const unsigned char zero[7];
+	uint64_t pad2 = odebug_glibc_rwlock_seal_word(addr);
 
-	return rw->__data.__flags <= 2 && rw->__data.__shared <= 1 &&
-	       (!rw->__data.__pad2 || odebug_rwlock_seal_shaped(rw->__data.__pad2)) &&
-	       !rw->__data.__pad3 && !rw->__data.__pad4 &&
-	       !memcmp(rw->__data.__pad1, zero, sizeof(zero));
+	return odebug_glibc_rwlock_pads_clear(addr) && (!pad2 || odebug_rwlock_seal_shaped(pad2));
 }
 
 /* No initializer, and a plain int: any value may be an initialised one. */
@@ -146,13 +140,6 @@ bool odebug_glibc_always_static(void *addr)
 	(void)addr;
 	return true;
 }
-
-/* glibc's struct pthread_barrier: in, current_round, count, shared, out. */
-struct glibc_barrier {
-	unsigned int in, current_round, count;
-	int shared;
-	unsigned int out;
-};
 
 /*
  * Which arrival of its round a barrier wait is (0: the last, which releases
@@ -169,7 +156,7 @@ struct glibc_barrier {
 unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int waiting,
 				    unsigned int seen)
 {
-	const struct glibc_barrier *b = addr;
+	const struct odebug_glibc_barrier *b = addr;
 	unsigned int count = __atomic_load_n(&b->count, __ATOMIC_RELAXED), n;
 
 	if (state == ODEBUG_STATE_ACTIVE)
@@ -184,7 +171,7 @@ unsigned int odebug_glibc_barrier_arrival(void *addr, int state, unsigned int wa
 /* The threads a barrier waits for (0: its memory cannot be read); reports. */
 unsigned int odebug_glibc_barrier_count(uintptr_t addr)
 {
-	struct glibc_barrier b;
+	struct odebug_glibc_barrier b;
 
 	if (odebug_read_mem(&b, (const void *)addr, sizeof(b)) != sizeof(b))
 		return 0;
@@ -194,21 +181,14 @@ unsigned int odebug_glibc_barrier_count(uintptr_t addr)
 /* No initializer: only pthread_barrier_init (count >= 1) makes one. */
 bool odebug_glibc_barrier_is_static(void *addr)
 {
-	const struct glibc_barrier *b = addr;
+	const struct odebug_glibc_barrier *b = addr;
 
 	return b->count && (b->shared == 0 || b->shared == 128);
 }
 
-/* glibc's struct new_sem (LP64): value and waiters, private, pad. */
-struct glibc_sem {
-	unsigned long data;
-	int private;
-	int pad;
-};
-
 bool odebug_glibc_sem_is_static(void *addr)
 {
-	const struct glibc_sem *s = addr;
+	const struct odebug_glibc_sem *s = addr;
 
 	return (s->private == 0 || s->private == 128) && !s->pad;
 }
@@ -221,11 +201,9 @@ bool odebug_glibc_sem_is_static(void *addr)
  */
 int odebug_glibc_mutex_owner(const pthread_mutex_t *m)
 {
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
-
-	if (odebug_glibc_lock_is_tid(kind))
-		return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) & 0x3fffffff;
-	return __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	if (odebug_glibc_lock_is_tid(odebug_glibc_mutex_kind(m)))
+		return odebug_glibc_mutex_lock_word(m) & 0x3fffffff;
+	return odebug_glibc_mutex_owner_word(m);
 }
 
 /*
@@ -235,7 +213,7 @@ int odebug_glibc_mutex_owner(const pthread_mutex_t *m)
  */
 bool odebug_glibc_unlock_checks_owner(const pthread_mutex_t *m)
 {
-	int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+	int kind = odebug_glibc_mutex_kind(m);
 
 	return (kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP ||
 	       (kind & 3) == PTHREAD_MUTEX_ERRORCHECK_NP || (kind & (16 | 32 | 64));
@@ -277,7 +255,7 @@ static bool sync_rwlock(struct odebug_tracker *t, uint64_t w, unsigned int state
 {
 	unsigned int n, astate = t->astate, next = state;
 
-	if (((const pthread_rwlock_t *)words)->__data.__shared)
+	if (odebug_glibc_rwlock_shared(words))
 		return true;
 	n = odebug_glibc_rwlock_readers(words);
 	if (n) {
@@ -407,11 +385,11 @@ int odebug_builtin_owner(const struct odebug_snapshot *o)
 	if (o->descr == &odebug_mutex_descr) {
 		if (odebug_read_mem(&m, (const void *)o->addr, sizeof(m)) != sizeof(m))
 			return 0;
-		owner = m.__data.__lock ? odebug_glibc_mutex_owner(&m) : 0;
+		owner = odebug_glibc_mutex_lock_word(&m) ? odebug_glibc_mutex_owner(&m) : 0;
 	} else if (o->descr == &odebug_rwlock_descr) {
 		if (odebug_read_mem(&rw, (const void *)o->addr, sizeof(rw)) != sizeof(rw))
 			return 0;
-		owner = (int)rw.__data.__cur_writer;
+		owner = odebug_glibc_rwlock_writer(&rw);
 	}
 	return owner > 0 && odebug_glibc_thread_alive(owner) ? owner : 0;
 }
@@ -426,7 +404,7 @@ int odebug_builtin_owner(const struct odebug_snapshot *o)
  */
 bool odebug_glibc_mutex_kind_bad(const void *addr)
 {
-	int kind = __atomic_load_n(&odebug_glibc_as_mutex(addr)->__data.__kind, __ATOMIC_RELAXED);
+	int kind = odebug_glibc_mutex_kind(addr);
 
 	return (kind & ~ODEBUG_GLIBC_MUTEX_KIND_BITS) ||
 	       ((kind & ODEBUG_GLIBC_MUTEX_PP) &&
@@ -442,12 +420,7 @@ bool odebug_glibc_mutex_kind_bad(const void *addr)
  */
 bool odebug_glibc_cond_is_static(void *addr)
 {
-	static const pthread_cond_t zero;
-	pthread_cond_t c;
-
-	memcpy(&c, addr, sizeof(c));
-	c.__data.__wrefs &= ~3u;	/* bit 0 process-shared, bit 1 the clock */
-	return !memcmp(&c, &zero, sizeof(c));
+	return odebug_glibc_cond_unwaited(addr);
 }
 
 /*
@@ -458,11 +431,10 @@ bool odebug_glibc_cond_is_static(void *addr)
  */
 bool odebug_glibc_rwlock_unheld(const void *addr)
 {
-	const pthread_rwlock_t *rw = addr;
-	unsigned int r = __atomic_load_n(&rw->__data.__readers, __ATOMIC_RELAXED);
+	unsigned int r = odebug_glibc_rwlock_readers_word(addr);
 
 	return !odebug_glibc_readers_in(r) && !(r & ODEBUG_GLIBC_RWLOCK_WRLOCKED) &&
-	       !__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
+	       !odebug_glibc_rwlock_writer(addr);
 }
 
 /*
@@ -475,6 +447,6 @@ bool odebug_glibc_rwlock_tracked_mode(const void *addr)
 	uintptr_t base;
 
 	return unlikely(odebug_opt.origins) ||
-	       ((const pthread_rwlock_t *)addr)->__data.__shared ||
+	       odebug_glibc_rwlock_shared(addr) ||
 	       odebug_on_stack((uintptr_t)addr, &base);
 }

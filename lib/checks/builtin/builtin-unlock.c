@@ -76,7 +76,7 @@ void odebug_builtin_mutex_unlock(void *addr)
 
 	if (unlikely(odebug_builtin_mutex_unlock_bad(addr)))
 		return;
-	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED))) {
+	if (unlikely(!odebug_glibc_mutex_lock_word(m))) {
 		int saved = errno;
 
 		if (!odebug_orphan_take((uintptr_t)addr, odebug_builtin_self_tid())) {
@@ -91,7 +91,7 @@ void odebug_builtin_mutex_unlock(void *addr)
 	if (likely(odebug_mutex_cached(addr)))
 		return;
 	/* A recursive mutex relocked by its owner: only the last unlock counts. */
-	if ((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1)
+	if (odebug_glibc_mutex_recursed(m))
 		return;
 	if (odebug_glibc_tracked_mode(addr))
 		odebug_builtin_step(addr, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
@@ -106,7 +106,7 @@ void odebug_builtin_mutex_unlock(void *addr)
 void odebug_builtin_rwlock_unlock(void *addr)
 {
 	const pthread_rwlock_t *rw = addr;
-	int cur = (int)__atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED);
+	int cur = odebug_glibc_rwlock_writer(rw);
 	bool writer = cur == odebug_builtin_self_tid();
 
 	if (unlikely(cur && !writer) && odebug_glibc_thread_alive(cur)) {
@@ -133,15 +133,15 @@ void odebug_builtin_cond_wait_begin(void *cond, void *mutex)
 {
 	const pthread_mutex_t *m = odebug_glibc_as_mutex(mutex);
 
-	if (unlikely(!__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) ||
-		     m->__data.__owner != odebug_builtin_self_tid())) {
+	if (unlikely(!odebug_glibc_mutex_lock_word(m) ||
+		     odebug_glibc_mutex_owner_word(m) != odebug_builtin_self_tid())) {
 		odebug_builtin_mutex_sync(mutex);
 		odebug_builtin_misuse(mutex, &odebug_mutex_descr, "cond_wait non-owner");
 	}
 	odebug_builtin_use(cond, &odebug_cond_descr, BUILTIN_WAIT, 0, "wait");
 	/* glibc's words show the release inside the wait by themselves. */
 	if (odebug_glibc_tracked_mode(mutex) &&
-	    !((m->__data.__kind & PTHREAD_MUTEX_RECURSIVE_NP) && m->__data.__count > 1))
+	    !odebug_glibc_mutex_recursed(m))
 		odebug_builtin_step(mutex, &odebug_mutex_descr, BUILTIN_UNLOCK, 0);
 }
 

@@ -31,9 +31,9 @@
  *
  * glibc's own structures answer what the table cannot know: whether a
  * mutex is locked and by whom (__lock, __owner), whether memory holds a
- * static initializer, how many threads a barrier waits for.  They are only
- * read, never written, but for one word glibc never uses: an rwlock's seal
- * (builtin.h), which lets a read lock skip the table.
+ * static initializer, how many threads a barrier waits for (glibc.h).
+ * Only read, never written, but for one word glibc never uses: an rwlock's
+ * seal (builtin.h, rwlock-seal.c), which lets a read lock skip the table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -41,7 +41,6 @@
 #include <semaphore.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -58,35 +57,6 @@ ODEBUG_HOT int odebug_builtin_on;
 ODEBUG_HOT uint64_t odebug_mutex_key;
 ODEBUG_HOT uint64_t odebug_rwlock_key;
 
-/*
- * The rwlock seals' key (builtin.h): 0x0deb in the high 16 bits, which no
- * address reaches, so a seal is never 0; the low 48 bits start random (the
- * kernel's AT_RANDOM bytes) and move on when the seals break.
- */
-#define SEAL_MARK	((uint64_t)0x0deb << 48)
-#define SEAL_LOW	(((uint64_t)1 << 48) - 1)
-#define SEAL_STEP	0x9e3779b97f4bull	/* odd: 2^48 keys before one comes back */
-ODEBUG_HOT uint64_t odebug_rwlock_seal = SEAL_MARK;
-
-static void rwlock_seals_break(void)
-{
-	uint64_t old = odebug_load(&odebug_rwlock_seal), new;
-
-	do
-		new = SEAL_MARK | ((old + SEAL_STEP) & SEAL_LOW);
-	while (!__atomic_compare_exchange_n(&odebug_rwlock_seal, &old, new, false,
-					    __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-}
-
-/* After a destroy's step: the rwlock's seal, if it has this one, goes. */
-void odebug_rwlock_unseal(void *addr)
-{
-	pthread_rwlock_t *rw = addr;
-	unsigned long seal = odebug_rwlock_seal_of(addr);
-
-	__atomic_compare_exchange_n(&rw->__data.__pad2, &seal, 0, false, __ATOMIC_SEQ_CST,
-				    __ATOMIC_RELAXED);
-}
 static int forked;	/* in a fork() child: locks held at the fork may be re-initialised */
 
 /* This thread's id, cached (glibc's mutex __owner holds the same). */
@@ -224,7 +194,7 @@ static void sync_readers(const void *addr, struct change *c)
 {
 	unsigned int n;
 
-	if (c->state == ODEBUG_STATE_DESTROYED || ((const pthread_rwlock_t *)addr)->__data.__shared)
+	if (c->state == ODEBUG_STATE_DESTROYED || odebug_glibc_rwlock_shared(addr))
 		return;
 	n = odebug_glibc_rwlock_readers(addr);
 	if (n) {
@@ -569,7 +539,7 @@ void odebug_builtin_object_init(void *addr, const struct debug_obj_descr *d)
 	case ODEBUG_STATE_ACTIVE:
 		if (odebug_load(&forked) &&
 		    (d != &odebug_mutex_descr ||
-		     odebug_glibc_as_mutex(addr)->__data.__owner != odebug_builtin_self_tid()))
+		     odebug_glibc_mutex_owner_word(addr) != odebug_builtin_self_tid()))
 			odebug_builtin_step(addr, d, BUILTIN_RESET, 0);
 		break;
 	default:
@@ -636,40 +606,6 @@ static void mcache_update(void *addr, const struct debug_obj_descr *d, bool trac
 	*e = t;
 }
 
-/*
- * After a read lock in glibc-keeps-the-readers mode left the tracker
- * INACTIVE or ACTIVE: seal the rwlock (builtin.h).  Stored, then the
- * tracker read again, against a destroy or a release between the two
- * (each changes the tracker's word before it clears or breaks seals).
- */
-static void rwlock_seal(void *addr, bool tracked)
-{
-	pthread_rwlock_t *rw = addr;
-	struct odebug_tracker *t;
-	unsigned long seal;
-	uint64_t w, key;
-
-	if (tracked || rw->__data.__shared || odebug_on_any_stack((uintptr_t)addr))
-		return;
-	t = odebug_peek((uintptr_t)addr, &w);
-	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)
-		return;
-	if (!(key = odebug_load(&odebug_rwlock_key))) {
-		key = odebug_settled_key(odebug_word_slot(w));
-		odebug_store(&odebug_rwlock_key, key);
-		odebug_store(&odebug_left_key, key);	/* its trackers' leaving breaks the seals */
-	}
-	seal = odebug_rwlock_seal_of(addr);
-	if (__atomic_load_n(&rw->__data.__pad2, __ATOMIC_RELAXED) == seal ||
-	    !odebug_tracker_settled(t, (uintptr_t)addr, key))
-		return;
-	__atomic_store_n(&rw->__data.__pad2, seal, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (!odebug_tracker_settled(t, (uintptr_t)addr, key))
-		__atomic_compare_exchange_n(&rw->__data.__pad2, &seal, 0, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-}
-
 void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebug_builtin_op op)
 {
 	bool tracked = true;
@@ -702,7 +638,7 @@ void odebug_builtin_lock(void *addr, const struct debug_obj_descr *d, enum odebu
 	if (d == &odebug_mutex_descr)
 		mcache_update(addr, d, tracked);
 	else if (d == &odebug_rwlock_descr && op != BUILTIN_LOCK)
-		rwlock_seal(addr, tracked);
+		odebug_rwlock_seal_at(addr, tracked);
 	else if (d == &odebug_rwlock_descr)
 		mcache_update(addr, d, odebug_opt.origins);
 }
@@ -827,15 +763,10 @@ static void builtin_init(void)
 	int on = (odebug_opt.check_pthread ? ODEBUG_BUILTIN_PTHREAD : 0) |
 		 (odebug_opt.check_sem ? ODEBUG_BUILTIN_SEM : 0);
 
-	const unsigned char *random = (const void *)getauxval(AT_RANDOM);
-	uint64_t r;
 
 	if (!on)
 		return;
-	if (random) {
-		memcpy(&r, random, sizeof(r));
-		odebug_store(&odebug_rwlock_seal, SEAL_MARK | (r & SEAL_LOW));
-	}
+	odebug_rwlock_seals_init();
 	pthread_atfork(NULL, NULL, fork_child);
 	__atomic_fetch_or(&odebug_builtin_on, on, __ATOMIC_RELAXED);
 }
@@ -843,7 +774,7 @@ static void builtin_init(void)
 /* The mode changed (registry.h): the interposers' fast paths follow it. */
 static void builtin_mode(bool on)
 {
-	rwlock_seals_break();
+	odebug_rwlock_seals_break();
 	if (on)
 		__atomic_fetch_or(&odebug_builtin_on, ODEBUG_BUILTIN_STARTED, __ATOMIC_RELEASE);
 	else
@@ -865,5 +796,5 @@ ODEBUG_CHECKER(builtin) = {
 	.sync_one = odebug_builtin_sync_one,
 	.sync_range = odebug_builtin_sync_slow,
 	.sync_exit = odebug_builtin_sync_exit,
-	.left = rwlock_seals_break,
+	.left = odebug_rwlock_seals_break,
 };

@@ -127,8 +127,7 @@ bool odebug_builtin_enter_slow(uintptr_t sp);
  */
 static inline bool odebug_mutex_mine(const void *addr)
 {
-	return __atomic_load_n(&((const pthread_mutex_t *)addr)->__data.__owner,
-			       __ATOMIC_RELAXED) == odebug_tls.self_tid;
+	return odebug_glibc_mutex_owner_word(addr) == odebug_tls.self_tid;
 }
 
 /*
@@ -192,8 +191,6 @@ static inline bool odebug_mutex_cached(const void *addr)
  */
 extern ODEBUG_HIDDEN uint64_t odebug_rwlock_seal;
 extern ODEBUG_HIDDEN uint64_t odebug_rwlock_key;	/* the rwlock descriptor's odebug_settled_key() */
-_Static_assert(sizeof(((pthread_rwlock_t *)0)->__data.__pad2) == sizeof(uint64_t),
-	       "glibc's rwlock has a 64-bit word for the seal");
 
 /* Could @w be a seal, of any key?  (Its high 16 bits are the mark's.) */
 static inline bool odebug_rwlock_seal_shaped(uint64_t w)
@@ -207,12 +204,47 @@ static inline uint64_t odebug_rwlock_seal_of(const void *addr)
 }
 
 void odebug_rwlock_unseal(void *addr);
+void odebug_rwlock_seals_break(void);
+void odebug_rwlock_seals_init(void);
 
 static inline bool odebug_rwlock_sealed(const void *addr)
 {
-	const pthread_rwlock_t *rw = addr;
+	return (odebug_glibc_rwlock_seal_word(addr) ^ (uintptr_t)addr) ==
+	       odebug_load_folded(&odebug_rwlock_seal);
+}
 
-	return (odebug_load_folded(&rw->__data.__pad2) ^ (uintptr_t)addr) == odebug_load_folded(&odebug_rwlock_seal);
+/*
+ * After a read lock in glibc-keeps-the-readers mode left the tracker
+ * INACTIVE or ACTIVE: seal the rwlock (above), if
+ * the start allowed seals (glibc.h).  Stored, then the
+ * tracker read again, against a destroy or a release between the two
+ * (each changes the tracker's word before it clears or breaks seals).
+ */
+static inline void odebug_rwlock_seal_at(void *addr, bool tracked)
+{
+	struct odebug_tracker *t;
+	unsigned long seal;
+	uint64_t w, key;
+
+	if (tracked || !odebug_load(&odebug_glibc_seal_ok) || odebug_glibc_rwlock_shared(addr) ||
+	    odebug_on_any_stack((uintptr_t)addr))
+		return;
+	t = odebug_peek((uintptr_t)addr, &w);
+	if (!t || odebug_word_descr(w) != &odebug_rwlock_descr)
+		return;
+	if (!(key = odebug_load(&odebug_rwlock_key))) {
+		key = odebug_settled_key(odebug_word_slot(w));
+		odebug_store(&odebug_rwlock_key, key);
+		odebug_store(&odebug_left_key, key);	/* its trackers' leaving breaks the seals */
+	}
+	seal = odebug_rwlock_seal_of(addr);
+	if (odebug_glibc_rwlock_seal_word(addr) == seal ||
+	    !odebug_tracker_settled(t, (uintptr_t)addr, key))
+		return;
+	odebug_glibc_rwlock_seal_store(addr, seal);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!odebug_tracker_settled(t, (uintptr_t)addr, key))
+		odebug_glibc_rwlock_seal_cas(addr, seal, __ATOMIC_RELAXED);
 }
 
 /*
@@ -254,8 +286,7 @@ static inline bool odebug_glibc_readers_any(unsigned int r)
 
 static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
 {
-	return odebug_glibc_readers_in(__atomic_load_n(
-		&((const pthread_rwlock_t *)addr)->__data.__readers, __ATOMIC_RELAXED));
+	return odebug_glibc_readers_in(odebug_glibc_rwlock_readers_word(addr));
 }
 
 /*
@@ -268,10 +299,8 @@ static inline unsigned int odebug_glibc_rwlock_readers(const void *addr)
  */
 static inline bool odebug_rwlock_read_unlock_quiet(const void *addr)
 {
-	const pthread_rwlock_t *rw = addr;
-
-	return !odebug_load_folded(&rw->__data.__cur_writer) &&
-	       odebug_glibc_readers_any(odebug_load_folded(&rw->__data.__readers)) &&
+	return !odebug_glibc_rwlock_writer_folded(addr) &&
+	       odebug_glibc_readers_any(odebug_glibc_rwlock_readers_folded(addr)) &&
 	       odebug_rwlock_sealed(addr);
 }
 
