@@ -36,14 +36,6 @@
  * flags cannot be read there, and the module, which keeps no record of
  * the event's state, stays silent.
  *
- * An event on a descriptor (EV_READ or EV_WRITE) added with event_add()
- * is a watch of the descriptor (odebug_services, lib/checks/fd): a close()
- * of it while libevent's flags say the event is inserted is reported at
- * that close and not made.  The
- * flags are read at the close, so an event deleted (event_del(),
- * event_free(), event_base_free()) or a one-shot that fired is silent;
- * the record goes with the event's memory (released(), the fixup).
- *
  * Bufferevents are not covered beyond this: a bufferevent's events are
  * libevent's and it deletes them before releasing their memory (silent);
  * the program's callback argument (bufferevent_setcb's cbarg) freed while
@@ -65,10 +57,6 @@ static struct event *(*real_new)(struct event_base *, evutil_socket_t, short,
 				 event_callback_fn, void *);
 static int (*real_del_noblock)(struct event *);
 static size_t (*real_event_size)(void);
-static int (*real_add)(struct event *, const struct timeval *);
-
-/* libodebug's services (the watches of descriptors), or NULL. */
-static const struct odebug_services *svc;
 
 /* The flags that say libevent holds the event: pending, or queued to run. */
 #define HELD	(EVLIST_TIMEOUT | EVLIST_INSERTED | EVLIST_ACTIVE | EVLIST_ACTIVE_LATER)
@@ -153,8 +141,6 @@ static bool event_fixup_free(void *addr, enum debug_obj_state state)
 {
 	if (state != ODEBUG_STATE_ACTIVE || !held(addr))
 		return false;
-	if (svc)
-		svc->watch_end(((struct event *)addr)->ev_fd, addr);
 	real_del_noblock(addr);
 	debug_object_deactivate(addr, &event_descr);
 	debug_object_free(addr, &event_descr);
@@ -171,8 +157,6 @@ static bool event_released(const struct debug_obj_descr *descr, void *addr, bool
 {
 	if (descr != &event_descr || (!gone && held(addr)))
 		return false;
-	if (svc)
-		svc->watch_end(gone ? -1 : ((struct event *)addr)->ev_fd, addr);
 	forget(addr);
 	return true;
 }
@@ -325,60 +309,6 @@ static struct event *wrap_new(struct event_base *base, evutil_socket_t fd, short
 	return ev;
 }
 
-/*
- * Does libevent still poll @fd for the event @owner (asked at a close)?
- * Only an event the module still tracks (its memory not released) that
- * reads as inserted on @fd.  Its own callback closing the descriptor
- * before deleting the event counts too: libevent 2.1 cannot say which
- * callback runs (event_base_get_running_event() follows a NULL pointer
- * outside a callback when the base has no lock).
- */
-static bool event_watch_live(const void *owner, int fd, unsigned long *id)
-{
-	const struct event *ev = owner;
-	short f;
-
-	(void)id;
-	if (!layout_ok || __atomic_load_n(known_of(ev), __ATOMIC_RELAXED) != ev)
-		return false;
-	f = event_flags(ev);
-	if ((f & ~EVLIST_ALL) || !(f & EVLIST_INIT) || !(f & EVLIST_INSERTED) ||
-	    ev->ev_fd != fd || !(ev->ev_events & (EV_READ | EV_WRITE)) ||
-	    (ev->ev_events & EV_SIGNAL) || !ev->ev_base)
-		return false;
-	return true;
-}
-
-static const struct odebug_watch_type event_watch = {
-	.owner = "libevent event",
-	.how = "event_add",
-	.remover = "event_del()",
-	.live = event_watch_live,
-};
-
-/*
- * An event on a descriptor, added: a watch of it.  What it watches is
- * read before the call (after it, another thread's loop may run and free
- * a one-shot event).
- */
-static int wrap_add(struct event *ev, const struct timeval *tv)
-{
-	bool watch = svc && layout_ok && ev && ev->ev_fd >= 0 &&
-		     (ev->ev_events & (EV_READ | EV_WRITE)) && !(ev->ev_events & EV_SIGNAL);
-	evutil_socket_t fd = watch ? ev->ev_fd : -1;
-	int ret = real_add(ev, tv);
-
-	if (watch && ret == 0)
-		svc->watch_begin(fd, ev, 0, &event_watch);
-	return ret;
-}
-
-static void services(const struct odebug_services *s)
-{
-	if (s->version >= 1)
-		svc = s;
-}
-
 /* The flags are read at the offsets of these headers: the library's must match. */
 static void attach(void)
 {
@@ -394,7 +324,6 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 		HOOK("event_assign", wrap_assign, real_assign),
 		HOOK("event_new", wrap_new, real_new),
 		HOOK("event_set", wrap_set, real_set),
-		HOOK("event_add", wrap_add, real_add),
 		HOOK("event_del_noblock", NULL, real_del_noblock),
 		HOOK("event_get_struct_event_size", NULL, real_event_size),
 		{ NULL, NULL, NULL },
@@ -402,5 +331,4 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.attach = attach,
 	.describe = event_describe,
 	.released = event_released,
-	.services = services,
 };
