@@ -44,6 +44,15 @@ struct odebug_watch_type {
 	 * describe (reads only), from a close() anywhere in the program.
 	 */
 	bool (*live)(const void *owner, int fd, unsigned long *id);
+	/*
+	 * Optional: the served library's objects, by file name up to the
+	 * version ("libgio-2.0.so"), NULL-terminated.  A close whose culprit
+	 * frame (the first outside libc) is in one of them is the library's
+	 * own (GIO closing a socket before it destroys the socket's source):
+	 * made, not reported, and it ends the watches of that descriptor.
+	 * Asked only at a close that meets a live watch.
+	 */
+	const char *const *own_code;
 };
 
 /*

@@ -666,11 +666,19 @@ static bool source_watch_live(const void *owner, int fd, unsigned long *id)
 	return real_g_main_current_source() != s;
 }
 
+/*
+ * GLib's own closes are its business: GIO's g_socket_close() closes the
+ * descriptor and destroys the socket's sources after, inside GLib.
+ */
+static const char *const glib_code[] = { "libglib-2.0.so", "libgio-2.0.so", "libgobject-2.0.so",
+					  NULL };
+
 static const struct odebug_watch_type fd_add_watch = {
 	.owner = "GLib fd source",
 	.how = "g_unix_fd_add",
 	.remover = "g_source_remove()",
 	.live = source_watch_live,
+	.own_code = glib_code,
 };
 
 static const struct odebug_watch_type add_fd_watch = {
@@ -678,6 +686,7 @@ static const struct odebug_watch_type add_fd_watch = {
 	.how = "g_source_add_unix_fd",
 	.remover = "g_source_remove_unix_fd() or g_source_destroy()",
 	.live = source_watch_live,
+	.own_code = glib_code,
 };
 
 static void watch_source(GSource *s, int fd, guint id, const struct odebug_watch_type *type)

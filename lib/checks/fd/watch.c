@@ -229,16 +229,32 @@ static bool report_watch(int fd, const void *owner, unsigned long id,
 }
 
 /*
+ * Is this close the library's own (its code the culprit's frame)?  Its
+ * closes before it ends its watch are its business: GIO closes a socket
+ * and destroys the socket's source after.  @own caches the answer: -1
+ * not asked yet.
+ */
+static bool own_close(const struct odebug_watch_type *type, int *own)
+{
+	if (!type->own_code)
+		return false;
+	if (*own < 0)
+		*own = odebug_backtrace_culprit_in(type->own_code);
+	return *own;
+}
+
+/*
  * A close of @fd (@op) by this process @pid: the first watch its library
  * still polls with is reported (true: the close is not to be made, when
- * @fix); the others, ended unseen, are released.  Asked only when the
- * count says @fd has a record.
+ * @fix); the others, ended unseen or by the library's own close, are
+ * released.  Asked only when the count says @fd has a record.
  */
 bool odebug_fd_watch_close(int fd, const char *op, bool fix, int pid)
 {
 	struct fd_watch (*w)[WATCH_SLOTS] = __atomic_load_n(&watches, __ATOMIC_ACQUIRE);
 	uint64_t *t = odebug_load(&odebug_fd_tags);
 	struct fd_watch *s;
+	int own = -1;
 
 	if (!w || !t || fd < 0 || (unsigned int)fd >= ODEBUG_FD_MAX)
 		return false;
@@ -258,6 +274,11 @@ bool odebug_fd_watch_close(int fd, const char *op, bool fix, int pid)
 		/* The report needs libodebug started (a watch did not start it). */
 		if (!odebug_interposer_ready())
 			return false;
+		/* Made: a later close of the number is another file's. */
+		if (own_close(type, &own)) {
+			release(t, fd, &s[i], o);
+			continue;
+		}
 		return report_watch(fd, o, id, type, op, fix);
 	}
 	return false;

@@ -14,9 +14,11 @@
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <glib.h>
 #include <glib-object.h>
+#include <gio/gio.h>
 #include <glib-unix.h>
 
 #include "odebug-fdsan.h"
@@ -640,8 +642,40 @@ static void watch_beside_a_stream_or_an_fdsan_tag(void **state)
 	assert_false(fd_open(fd));
 }
 
+/*
+ * GLib's own close of a descriptor its source still polls (GIO's
+ * g_socket_close() before the socket's source is destroyed, as GDBus
+ * does): made and silent, and the number taken by another file and
+ * closed by the program after that is silent too.
+ */
+static void close_inside_glib_while_its_source_polls_is_made_and_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		GSocket *sock;
+		GSource *src;
+		int sv[2], p[2];
+
+		assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+		sock = g_socket_new_from_fd(sv[0], NULL);
+		assert_non_null(sock);
+		src = g_socket_create_source(sock, G_IO_IN, NULL);
+		assert_true(g_source_attach(src, NULL) > 0);
+		assert_true(g_socket_close(sock, NULL));
+		assert_false(fd_open(sv[0]));
+		assert_int_equal(pipe(p), 0);
+		assert_int_equal(p[0], sv[0]);
+		assert_int_equal(close(p[0]), 0);
+		assert_int_equal(close(p[1]), 0);
+		g_source_destroy(src);
+		g_source_unref(src);
+		g_object_unref(sock);
+		close(sv[1]);
+	});
+}
+
 /* Tests that need the module loaded by libodebug (its describe, its services): last. */
-#define LOADED_ONLY	5
+#define LOADED_ONLY	6
 
 /* argv[1] "preload": the module is libodebug-glib-preload.so in LD_PRELOAD. */
 int main(int argc, char **argv)
@@ -665,6 +699,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(close_while_a_source_polls_its_unix_fd_is_reported),
 		cmocka_unit_test(closes_after_the_watch_ended_are_silent),
 		cmocka_unit_test(watch_beside_a_stream_or_an_fdsan_tag),
+		cmocka_unit_test(close_inside_glib_while_its_source_polls_is_made_and_silent),
 	};
 	bool preloaded = argc > 1 && !strcmp(argv[1], "preload");
 
