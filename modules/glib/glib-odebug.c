@@ -55,17 +55,7 @@
  * call a function of ours of the source type's callback signature that
  * touches nothing (see fixed_func()).
  *
- * A descriptor a source polls (g_unix_fd_add(), g_unix_fd_add_full(),
- * g_source_add_unix_fd()) is a watch of it (odebug_services,
- * lib/checks/fd): a close() of it while GLib still polls it for that
- * source is reported at the close and not made.  GLib's word at the
- * close: the source attached and not destroyed, and not the source whose
- * callback is running (a callback may close its descriptor and return
- * G_SOURCE_REMOVE).  The source's memory is marked by a tracker of ours
- * 5 bytes into it, ACTIVE from the first watch; its release by GLib (the
- * source finalised, however it was destroyed) is seen by libodebug's free
- * check, which asks released(): the source's watches end there, silently.
- * g_source_remove_unix_fd() ends one.
+ * The descriptors sources poll are watches: glib-watch.c.
  *
  * Locks: one spinlock over the records, never held across a call into
  * GLib or the program (GLib calls ref and get under its context lock).
@@ -84,19 +74,18 @@
 
 #include "odebug.h"
 #include "odebug-module.h"
+#include "glib-watch.h"
 
 /* Wrapped: GLib's definition in real_NAME, the wrapper in wrap_NAME. */
 #define HOOKS(X) X(g_timeout_add) X(g_timeout_add_full) X(g_timeout_add_seconds) \
 	X(g_timeout_add_seconds_full) X(g_idle_add) X(g_idle_add_full)	\
 	X(g_child_watch_add) X(g_child_watch_add_full) X(g_io_add_watch)	\
-	X(g_io_add_watch_full) X(g_source_set_callback) X(g_unix_fd_add)	\
-	X(g_unix_fd_add_full) X(g_source_add_unix_fd) X(g_source_remove_unix_fd)
+	X(g_io_add_watch_full) X(g_source_set_callback)
 /* Only called. */
 #define CALLS(X) X(g_timeout_source_new) X(g_timeout_source_new_seconds)	\
 	X(g_idle_source_new) X(g_child_watch_source_new) X(g_io_create_watch) \
 	X(g_source_set_priority) X(g_source_attach) X(g_source_unref)	\
-	X(g_source_set_callback_indirect) X(g_main_context_find_source_by_id)	\
-	X(g_main_current_source)
+	X(g_source_set_callback_indirect)
 /* Read: GLib's source types (a fixed record's function has its type's signature). */
 #define TYPES(X) X(g_timeout_funcs) X(g_child_watch_funcs) X(g_unix_signal_funcs) \
 	X(g_unix_fd_source_funcs) X(g_io_watch_funcs)
@@ -630,138 +619,17 @@ static guint wrap_g_io_add_watch(GIOChannel *ch, GIOCondition cond, GIOFunc f, g
 	return wrap_g_io_add_watch_full(ch, G_PRIORITY_DEFAULT, cond, f, data, NULL);
 }
 
-/* ---- sources polling a descriptor: watches (odebug_services) ---- */
-
-static const struct odebug_services *svc;
-
-#define MARK(s) ((char *)(s) + 5)
-
-/* A source's mark: made by its first watch, dropped silently with its memory. */
-static bool source_untracked(void *addr)
-{
-	(void)addr;
-	return true;
-}
-
-static const struct debug_obj_descr source_descr = {
-	.name = "glib_fd_source",
-	.is_static_object = source_untracked,
-};
-
-/*
- * Does GLib still poll @fd for the source @owner (asked at a close)?  Its
- * memory is still the source's while the mark is ACTIVE (released() ends
- * the watches before GLib's free); then GLib's own fields.
- */
-static bool source_watch_live(const void *owner, int fd, unsigned long *id)
-{
-	const GSource *s = owner;
-
-	(void)fd;
-	if (debug_object_get_state(MARK(s)) != ODEBUG_STATE_ACTIVE ||
-	    !(__atomic_load_n(&s->flags, __ATOMIC_RELAXED) & G_HOOK_FLAG_ACTIVE) ||
-	    !__atomic_load_n(&s->context, __ATOMIC_RELAXED) || (*id && s->source_id != *id))
-		return false;
-	*id = s->source_id;
-	return real_g_main_current_source() != s;
-}
-
-/*
- * GLib's own closes are its business: GIO's g_socket_close() closes the
- * descriptor and destroys the socket's sources after, inside GLib.
- */
-static const char *const glib_code[] = { "libglib-2.0.so", "libgio-2.0.so", "libgobject-2.0.so",
-					  NULL };
-
-static const struct odebug_watch_type fd_add_watch = {
-	.owner = "GLib fd source",
-	.how = "g_unix_fd_add",
-	.remover = "g_source_remove()",
-	.live = source_watch_live,
-	.own_code = glib_code,
-};
-
-static const struct odebug_watch_type add_fd_watch = {
-	.owner = "GLib source",
-	.how = "g_source_add_unix_fd",
-	.remover = "g_source_remove_unix_fd() or g_source_destroy()",
-	.live = source_watch_live,
-	.own_code = glib_code,
-};
-
-static void watch_source(GSource *s, int fd, guint id, const struct odebug_watch_type *type)
-{
-	if (!s)
-		return;
-	if (debug_object_get_state(MARK(s)) != ODEBUG_STATE_ACTIVE)
-		debug_object_activate(MARK(s), &source_descr);
-	svc->watch_begin(fd, s, id, type);
-}
-
-/* The source's memory goes (GLib finalised it): its watches end, silently. */
-static bool source_released(const struct debug_obj_descr *descr, void *addr, bool gone)
-{
-	(void)gone;
-	if (descr != &source_descr)
-		return false;
-	if (svc)
-		svc->watch_end(-1, (char *)addr - 5);
-	return true;
-}
-
-static guint wrap_g_unix_fd_add_full(gint prio, gint fd, GIOCondition cond, GUnixFDSourceFunc f,
-				     gpointer data, GDestroyNotify notify)
-{
-	guint id = real_g_unix_fd_add_full(prio, fd, cond, f, data, notify);
-
-	if (svc && id)
-		watch_source(real_g_main_context_find_source_by_id(NULL, id), fd, id, &fd_add_watch);
-	return id;
-}
-
-static guint wrap_g_unix_fd_add(gint fd, GIOCondition cond, GUnixFDSourceFunc f, gpointer data)
-{
-	guint id = real_g_unix_fd_add(fd, cond, f, data);
-
-	if (svc && id)
-		watch_source(real_g_main_context_find_source_by_id(NULL, id), fd, id, &fd_add_watch);
-	return id;
-}
-
-static gpointer wrap_g_source_add_unix_fd(GSource *s, gint fd, GIOCondition events)
-{
-	gpointer tag = real_g_source_add_unix_fd(s, fd, events);
-
-	if (svc && tag)
-		watch_source(s, fd, s->source_id, &add_fd_watch);
-	return tag;
-}
-
-static void wrap_g_source_remove_unix_fd(GSource *s, gpointer tag)
-{
-	int fd = tag ? ((const GPollFD *)tag)->fd : -1;
-
-	real_g_source_remove_unix_fd(s, tag);
-	if (svc && fd >= 0)
-		svc->watch_end(fd, s);
-}
-
-static void services(const struct odebug_services *s)
-{
-	if (s->version >= 1)
-		svc = s;
-}
-
 /* What libodebug reads (modules/odebug-module.h): hooks, then the symbols only read or called. */
 #define X(name) { #name, (void *)wrap_##name, (void **)&real_##name },
 #define C(name) { #name, NULL, (void **)&real_##name },
 ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.abi = ODEBUG_MODULE_ABI,
 	.name = "glib",
-	.hooks = (const struct odebug_hook[]){ HOOKS(X) CALLS(C) TYPES(C) { NULL, NULL, NULL } },
+	.hooks = (const struct odebug_hook[]){ HOOKS(X) WATCH_HOOKS(X) CALLS(C) WATCH_CALLS(C)
+					       TYPES(C) { NULL, NULL, NULL } },
 	.describe = data_describe,
-	.released = source_released,
-	.services = services,
+	.released = glib_watch_released,
+	.services = glib_watch_services,
 };
 #undef X
 #undef C
