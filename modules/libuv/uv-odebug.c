@@ -35,14 +35,7 @@
  * follow the same rules.  A wrapper that calls another (uv_tcp_init calls
  * uv_tcp_init_ex) annotates once: a thread-local depth.
  *
- * A poll handle started on a descriptor (uv_poll_start() with events) is a
- * watch of it (odebug_services, lib/checks/fd) until uv_poll_stop() or
- * uv_close(): a close() of the descriptor meanwhile is reported at that
- * close and not made (libuv's documentation: "The user should not close a
- * file descriptor while it is being polled by an active poll handle").
- * Whether the handle still polls is libuv's word at the close
- * (uv_is_active() and the handle's descriptor), for a handle the table
- * still has (its close callback not run: its memory is libuv's).
+ * The descriptors poll handles poll are watches: uv-watch.c.
  *
  * No fixup: a handle or request freed while libuv still links it cannot be
  * taken back (uv_close() completes a loop iteration later, and reads the
@@ -64,6 +57,7 @@
 
 #include "odebug.h"
 #include "odebug-module.h"
+#include "uv-watch.h"
 
 /* ---- the side table: the program's callback per handle or request ---- */
 
@@ -391,7 +385,6 @@ static __thread int depth __attribute__((tls_model("initial-exec")));
 	X(uv_tcp_init_ex) X(uv_udp_init) X(uv_udp_init_ex) X(uv_pipe_init) \
 	X(uv_tty_init) X(uv_poll_init) X(uv_poll_init_socket) X(uv_fs_event_init) \
 	X(uv_fs_poll_init) X(uv_spawn) X(uv_close) X(uv_write) X(uv_write2) \
-	X(uv_poll_start) X(uv_poll_stop) \
 	X(uv_getaddrinfo) X(uv_queue_work) X(uv_loop_init) X(uv_loop_close) \
 	X(uv_fs_close) X(uv_fs_open) X(uv_fs_read) X(uv_fs_unlink) X(uv_fs_write) \
 	X(uv_fs_copyfile) X(uv_fs_mkdir) X(uv_fs_mkdtemp) X(uv_fs_mkstemp) \
@@ -406,56 +399,6 @@ static __thread int depth __attribute__((tls_model("initial-exec")));
 #define X(name) static __typeof__(name) *real_##name;
 HOOKS(X)
 #undef X
-
-/* libodebug's services (the watches of descriptors), or NULL. */
-static const struct odebug_services *svc;
-
-/*
- * Does libuv still poll @fd for the poll handle @owner (asked at a
- * close)?  A racy read of the table, as the hints make: an entry not
- * closing means the handle's memory is still libuv's.
- */
-static bool poll_watch_live(const void *owner, int fd, unsigned long *id)
-{
-	const uv_poll_t *h = owner;
-	const struct entry *e = find(h);
-
-	(void)id;
-	return e && e->kind == K_HANDLE && !e->closing && h->type == UV_POLL &&
-	       real_uv_is_active((const uv_handle_t *)h) && h->io_watcher.fd == fd;
-}
-
-static const struct odebug_watch_type poll_watch = {
-	.owner = "libuv poll handle",
-	.how = "uv_poll_start",
-	.remover = "uv_poll_stop()",
-	.live = poll_watch_live,
-};
-
-/* Started with events: a watch of its descriptor; with none, libuv stops it. */
-static int wrap_uv_poll_start(uv_poll_t *h, int events, uv_poll_cb cb)
-{
-	int ret = real_uv_poll_start(h, events, cb);
-
-	if (svc && ret == 0 && events)
-		svc->watch_begin(h->io_watcher.fd, h, 0, &poll_watch);
-	return ret;
-}
-
-static int wrap_uv_poll_stop(uv_poll_t *h)
-{
-	int fd = h->io_watcher.fd, ret = real_uv_poll_stop(h);
-
-	if (svc)
-		svc->watch_end(fd, h);
-	return ret;
-}
-
-static void services(const struct odebug_services *s)
-{
-	if (s->version >= 1)
-		svc = s;
-}
 
 /* Is @h inside the loop structure (one of libuv's own handles)? */
 static bool in_loop(const uv_loop_t *loop, const void *h)
@@ -544,11 +487,11 @@ static void wrap_uv_close(uv_handle_t *h, uv_close_cb cb)
 		mine = true;
 	}
 	unlock();
-	if (svc && type == UV_POLL) {
+	if (type == UV_POLL) {
 		int fd = ((uv_poll_t *)h)->io_watcher.fd;
 
 		real_uv_close(h, mine ? close_trampoline : cb);
-		svc->watch_end(fd, h);	/* uv_close() stopped the poll */
+		uv_watch_end(fd, h);	/* uv_close() stopped the poll */
 		return;
 	}
 	real_uv_close(h, mine ? close_trampoline : cb);
@@ -747,6 +690,19 @@ static int wrap_uv_loop_close(uv_loop_t *loop)
 	return ret;
 }
 
+/*
+ * Does libuv still poll @fd for the poll handle @h (asked at a close)?  A
+ * racy read of the table, as the hints make: an entry not closing means
+ * the handle's memory is still libuv's.
+ */
+bool uv_odebug_polls(const uv_poll_t *h, int fd)
+{
+	const struct entry *e = find(h);
+
+	return e && e->kind == K_HANDLE && !e->closing && h->type == UV_POLL &&
+	       real_uv_is_active((const uv_handle_t *)h) && h->io_watcher.fd == fd;
+}
+
 /* What libodebug reads (modules/odebug-module.h): each hook, its wrapper, its real. */
 #define X(name) { #name, (void *)wrap_##name, (void **)&real_##name },
 ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
@@ -754,10 +710,11 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.name = "libuv",
 	.hooks = (const struct odebug_hook[]){
 		HOOKS(X)
+		WATCH_HOOKS(X)
 		{ "uv_is_active", NULL, (void **)&real_uv_is_active },	/* only called */
 		{ NULL, NULL, NULL } },
 	.describe = uv_describe,
-	.services = services,
+	.services = uv_watch_services,
 };
 #undef X
 
