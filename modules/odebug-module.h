@@ -12,7 +12,7 @@
 #define ODEBUG_MODULE_H
 
 /* Bumped on any change to the structures below. */
-#define ODEBUG_MODULE_ABI	3
+#define ODEBUG_MODULE_ABI	4
 
 #define ODEBUG_MODULE_EXPORT	__attribute__((visibility("default")))
 
@@ -25,6 +25,56 @@ struct odebug_hook {
 	const char *symbol;
 	void *wrapper;
 	void **real;
+};
+
+/*
+ * A kind of watch a module reports (odebug_services.watch_begin): the
+ * served library polls a descriptor for the program (a GLib unix-fd
+ * source, a libevent event, a libuv poll handle).  Static in the module.
+ */
+struct odebug_watch_type {
+	const char *owner;	/* the holder line's name: "GLib fd source" */
+	const char *how;	/* the call that began it: "g_unix_fd_add" */
+	const char *remover;	/* what ends it: "g_source_remove()" */
+	/*
+	 * Asked at a close of @fd that meets a watch of @owner: does the
+	 * library still poll @fd for it?  The library's own word, read now
+	 * (a watch it ended unseen is not live); *@id may be refreshed (0:
+	 * none, the holder line names @owner's address).  Same context as
+	 * describe (reads only), from a close() anywhere in the program.
+	 */
+	bool (*live)(const void *owner, int fd, unsigned long *id);
+	/*
+	 * Optional: the served library's objects, by file name up to the
+	 * version ("libgio-2.0.so"), NULL-terminated.  A close whose culprit
+	 * frame (the first outside libc) is in one of them is the library's
+	 * own (GIO closing a socket before it destroys the socket's source):
+	 * made, not reported, and it ends the watches of that descriptor.
+	 * Asked only at a close that meets a live watch.
+	 */
+	const char *const *own_code;
+};
+
+/*
+ * What libodebug offers a module (odebug_module.services), fixed for the
+ * process.  @version counts the members: a member added later comes with
+ * a higher version, and a module reads only those its version has.
+ */
+#define ODEBUG_SERVICES_VERSION	1
+struct odebug_services {
+	unsigned int version;
+	/*
+	 * @owner (of @type, named by @id when not 0) now watches @fd: a
+	 * close() of @fd while the type's live() says so is reported at that
+	 * close, with the owner on the holder line, and not made.  Idempotent.
+	 */
+	void (*watch_begin)(int fd, const void *owner, unsigned long id,
+			    const struct odebug_watch_type *type);
+	/*
+	 * @owner's watch of @fd ended; @fd -1: every descriptor @owner
+	 * watches (its memory is going: from free()'s path, lockless).
+	 */
+	void (*watch_end)(int fd, const void *owner);
 };
 
 struct odebug_module {
@@ -57,6 +107,11 @@ struct odebug_module {
 	 * lockless stores to the module's own memory (forgetting the object).
 	 */
 	bool (*released)(const struct debug_obj_descr *descr, void *addr, bool gone);
+	/*
+	 * Optional: libodebug's services, given once before attach (only to a
+	 * module libodebug loads itself; a preloaded variant gets none).
+	 */
+	void (*services)(const struct odebug_services *s);
 };
 
 #endif

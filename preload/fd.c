@@ -88,7 +88,8 @@ static __attribute__((noinline)) void stream_closing(FILE *f)
 	int saved = errno;
 
 	if (f && f->_fileno > 2)
-		odebug_fd_disown(f->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)f));
+		odebug_fd_disown(f->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)f),
+				 "pclose");
 	errno = saved;
 }
 
@@ -139,7 +140,7 @@ static __attribute__((noinline)) void dir_closing(DIR *d)
 	int saved = errno, fd = d ? dirfd(d) : -1;
 
 	if (fd > 2)
-		odebug_fd_disown(fd, odebug_fd_make_tag(ODEBUG_FD_DIR, (uintptr_t)d));
+		odebug_fd_disown(fd, odebug_fd_make_tag(ODEBUG_FD_DIR, (uintptr_t)d), "closedir");
 	errno = saved;
 }
 

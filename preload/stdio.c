@@ -122,19 +122,19 @@ static __attribute__((noinline)) int fclose_on(int (*next)(FILE *), FILE *f)
  * A stream's own close of its descriptor (lib/checks/fd/fd.h): its tag goes
  * before the call, after which the number may be another's.
  */
-static __attribute__((noinline)) void stream_closing(FILE *f)
+static __attribute__((noinline)) void stream_closing(FILE *f, const char *op)
 {
 	int saved = errno;
 
 	if (f && f->_fileno > 2)
-		odebug_fd_disown(f->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)f));
+		odebug_fd_disown(f->_fileno, odebug_fd_make_tag(ODEBUG_FD_FILE, (uintptr_t)f), op);
 	errno = saved;
 }
 
 ODEBUG_INLINE int fclose_(int (*next)(FILE *), FILE *f)
 {
 	if (unlikely(odebug_load(&odebug_fd_tags)))
-		stream_closing(f);
+		stream_closing(f, "fclose");
 	if (likely(!CHECKING))
 		return next(f);
 	return fclose_on(next, f);
@@ -171,7 +171,7 @@ ODEBUG_INLINE FILE *freopen_(FILE *(*next)(const char *, const char *, FILE *), 
 	FILE *r;
 
 	if (unlikely(odebug_load(&odebug_fd_tags)))
-		stream_closing(f);
+		stream_closing(f, "freopen");
 	if (likely(!CHECKING))
 		r = next(path, mode, f);
 	else

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "modules.h"
+#include "fd.h"
 #include "../modules/odebug-module.h"
 
 #define MAX_SONAMES	4
@@ -298,6 +299,16 @@ static bool module_file(char *dst, size_t cap, const char *name, const char *sel
 	return concat(dst, cap, dir, "/libodebug-", name, ".so") && !access(dst, R_OK);
 }
 
+/*
+ * What a module may call back (odebug_module.services): the watches of
+ * descriptors, kept by the descriptor family (lib/checks/fd/watch.c).
+ */
+static const struct odebug_services services = {
+	.version = ODEBUG_SERVICES_VERSION,
+	.watch_begin = odebug_fd_watch_begin,
+	.watch_end = odebug_fd_watch_end,
+};
+
 /* Load one module and resolve its hooks in the library it serves (all or none). */
 static void attach(size_t m, const char *libpath, const char *self)
 {
@@ -335,6 +346,8 @@ static void attach(size_t m, const char *libpath, const char *self)
 			dlerror();
 			return;
 		}
+	if (mod->services)
+		mod->services(&services);
 	if (mod->attach)
 		mod->attach();
 	if (dladdr((const void *)mod, &di))

@@ -55,6 +55,8 @@
  * call a function of ours of the source type's callback signature that
  * touches nothing (see fixed_func()).
  *
+ * The descriptors sources poll are watches: glib-watch.c.
+ *
  * Locks: one spinlock over the records, never held across a call into
  * GLib or the program (GLib calls ref and get under its context lock).
  *
@@ -68,9 +70,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <glib.h>
+#include <glib-unix.h>
 
 #include "odebug.h"
 #include "odebug-module.h"
+#include "glib-watch.h"
 
 /* Wrapped: GLib's definition in real_NAME, the wrapper in wrap_NAME. */
 #define HOOKS(X) X(g_timeout_add) X(g_timeout_add_full) X(g_timeout_add_seconds) \
@@ -621,8 +625,11 @@ static guint wrap_g_io_add_watch(GIOChannel *ch, GIOCondition cond, GIOFunc f, g
 ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.abi = ODEBUG_MODULE_ABI,
 	.name = "glib",
-	.hooks = (const struct odebug_hook[]){ HOOKS(X) CALLS(C) TYPES(C) { NULL, NULL, NULL } },
+	.hooks = (const struct odebug_hook[]){ HOOKS(X) WATCH_HOOKS(X) CALLS(C) WATCH_CALLS(C)
+					       TYPES(C) { NULL, NULL, NULL } },
 	.describe = data_describe,
+	.released = glib_watch_released,
+	.services = glib_watch_services,
 };
 #undef X
 #undef C

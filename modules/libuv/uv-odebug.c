@@ -35,6 +35,8 @@
  * follow the same rules.  A wrapper that calls another (uv_tcp_init calls
  * uv_tcp_init_ex) annotates once: a thread-local depth.
  *
+ * The descriptors poll handles poll are watches: uv-watch.c.
+ *
  * No fixup: a handle or request freed while libuv still links it cannot be
  * taken back (uv_close() completes a loop iteration later, and reads the
  * handle then).  The report names the free; the tracker is dropped.
@@ -55,6 +57,7 @@
 
 #include "odebug.h"
 #include "odebug-module.h"
+#include "uv-watch.h"
 
 /* ---- the side table: the program's callback per handle or request ---- */
 
@@ -484,6 +487,13 @@ static void wrap_uv_close(uv_handle_t *h, uv_close_cb cb)
 		mine = true;
 	}
 	unlock();
+	if (type == UV_POLL) {
+		int fd = ((uv_poll_t *)h)->io_watcher.fd;
+
+		real_uv_close(h, mine ? close_trampoline : cb);
+		uv_watch_end(fd, h);	/* uv_close() stopped the poll */
+		return;
+	}
 	real_uv_close(h, mine ? close_trampoline : cb);
 }
 
@@ -680,6 +690,19 @@ static int wrap_uv_loop_close(uv_loop_t *loop)
 	return ret;
 }
 
+/*
+ * Does libuv still poll @fd for the poll handle @h (asked at a close)?  A
+ * racy read of the table, as the hints make: an entry not closing means
+ * the handle's memory is still libuv's.
+ */
+bool uv_odebug_polls(const uv_poll_t *h, int fd)
+{
+	const struct entry *e = find(h);
+
+	return e && e->kind == K_HANDLE && !e->closing && h->type == UV_POLL &&
+	       real_uv_is_active((const uv_handle_t *)h) && h->io_watcher.fd == fd;
+}
+
 /* What libodebug reads (modules/odebug-module.h): each hook, its wrapper, its real. */
 #define X(name) { #name, (void *)wrap_##name, (void **)&real_##name },
 ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
@@ -687,9 +710,11 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.name = "libuv",
 	.hooks = (const struct odebug_hook[]){
 		HOOKS(X)
+		WATCH_HOOKS(X)
 		{ "uv_is_active", NULL, (void **)&real_uv_is_active },	/* only called */
 		{ NULL, NULL, NULL } },
 	.describe = uv_describe,
+	.services = uv_watch_services,
 };
 #undef X
 

@@ -9,6 +9,7 @@
  * one; libevent's own events not counted).  What the program reads back
  * from libevent that is not its own is printed as a "wrong:" line.
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -428,6 +429,95 @@ static void module_mapped(struct event_base *unused)
 	printf("module %s\n", n ? "mapped" : "absent");
 }
 
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) != -1;
+}
+
+static void on_read_close_then_del(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	CHECK(close(fd) == 0);
+	event_del(arg);
+}
+
+/*
+ * A descriptor closed while its event is pending, the event deleted or
+ * freed right after (libevent's own evdns and evhttp, and its tests, do
+ * this): the close is made, and nothing is reported.
+ */
+static void closed_then_deleted(struct event_base *base)
+{
+	int p[2], q[2], r[2];
+	struct event *a, *b, *c;
+
+	CHECK(!pipe(p) && !pipe(q) && !pipe(r));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	CHECK(close(p[0]) == 0);
+	CHECK(!fd_open(p[0]));
+	event_del(a);
+	b = event_new(base, q[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(b, NULL);
+	CHECK(close(q[0]) == 0);
+	CHECK(!fd_open(q[0]));
+	event_free(b);
+	c = event_new(base, r[0], EV_READ | EV_PERSIST, on_read_close_then_del, NULL);
+	event_assign(c, base, r[0], EV_READ | EV_PERSIST, on_read_close_then_del, c);
+	event_add(c, NULL);
+	CHECK(write(r[1], "x", 1) == 1);
+	event_base_loop(base, EVLOOP_ONCE);
+	CHECK(!fd_open(r[0]));
+	event_free(a);
+	event_free(c);
+	close(p[1]), close(q[1]), close(r[1]);
+}
+
+static void on_read_close(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	event_free(arg);
+	close(fd);
+}
+
+/* Every end of the watch before the close: silent. */
+static void watch_ended_then_closed(struct event_base *base)
+{
+	struct event_base *other = event_base_new();
+	struct event *a, *b, *c, *d, *e;
+	int p[2], q[2], r[2], s[2], t[2];
+
+	CHECK(!pipe(p) && !pipe(q) && !pipe(r) && !pipe(s) && !pipe(t));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	event_del(a);
+	CHECK(close(p[0]) == 0);
+	b = event_new(base, q[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(b, NULL);
+	event_free(b);
+	CHECK(close(q[0]) == 0);
+	c = event_new(base, r[0], EV_READ, on_event, NULL);	/* a one-shot */
+	event_add(c, NULL);
+	CHECK(write(r[1], "x", 1) == 1);
+	while (event_pending(c, EV_READ, NULL))
+		event_base_loop(base, EVLOOP_ONCE);
+	CHECK(close(r[0]) == 0);
+	d = event_new(base, s[0], EV_READ | EV_PERSIST, on_read_close, NULL);
+	event_assign(d, base, s[0], EV_READ | EV_PERSIST, on_read_close, d);
+	event_add(d, NULL);
+	CHECK(write(s[1], "x", 1) == 1);
+	event_base_loop(base, EVLOOP_ONCE);
+	CHECK(!fd_open(s[0]));
+	e = event_new(other, t[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(e, NULL);
+	event_base_free(other);	/* deletes e */
+	CHECK(close(t[0]) == 0);
+	event_free(a);
+	event_free(c);
+	free(e);
+	close(p[1]), close(q[1]), close(r[1]), close(s[1]), close(t[1]);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct event_base *);
@@ -451,6 +541,8 @@ static const struct {
 	{ "mutex_then_deleted_event", mutex_then_deleted_event },
 	{ "own_finalizers", own_finalizers },
 	{ "module_mapped", module_mapped },
+	{ "closed_then_deleted", closed_then_deleted },
+	{ "watch_ended_then_closed", watch_ended_then_closed },
 };
 
 int main(int argc, char **argv)

@@ -184,6 +184,24 @@ static void correct_patterns_silent(void **state)
 		silent(names[i], "");
 }
 
+/*
+ * A close of a descriptor a pending event polls, the event deleted or
+ * freed right after (libevent's own order in evdns and evhttp): the close
+ * is made and nothing is reported (odebug-fd(7), not checked).
+ */
+static void closes_before_the_event_is_deleted_are_silent_and_made(void **state)
+{
+	(void)state;
+	silent("closed_then_deleted", "");
+}
+
+/* event_del, event_free, a one-shot that fired, its own callback, event_base_free: then the close. */
+static void closes_after_the_event_ended_are_silent(void **state)
+{
+	(void)state;
+	silent("watch_ended_then_closed", "");
+}
+
 static void modules_option_off(void **state)
 {
 	(void)state;
@@ -275,6 +293,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(oneshots_read_back_their_own_values),
 		cmocka_unit_test(finalizers_get_their_own_arguments),
 		cmocka_unit_test(correct_patterns_silent),
+		cmocka_unit_test(closes_before_the_event_is_deleted_are_silent_and_made),
+		cmocka_unit_test(closes_after_the_event_ended_are_silent),
 		cmocka_unit_test(modules_option_off),
 		cmocka_unit_test(modules_option_named),
 		cmocka_unit_test(plugin_loaded_later),

@@ -34,9 +34,11 @@ struct fd_info {
 };
 
 static struct fd_info *infos;	/* beside the tags, in the same mapping */
-static int fd_pid;		/* this process (a fork child's handler sets it) */
+int odebug_fd_pid;		/* this process (a fork child's handler sets it) */
 
-#define FD_MAP_SIZE	((size_t)ODEBUG_FD_MAX * (sizeof(uint64_t) + sizeof(struct fd_info)))
+_Static_assert(sizeof(struct fd_info) == sizeof(uint64_t), "ODEBUG_FD_COUNTS() assumes it");
+#define FD_MAP_SIZE	((size_t)ODEBUG_FD_MAX * (sizeof(uint64_t) + sizeof(struct fd_info) + \
+					  sizeof(uint32_t)))
 
 /* glibc's list of open streams (libio's head; not in an installed header). */
 extern FILE *_IO_list_all;
@@ -62,14 +64,14 @@ const struct debug_obj_descr odebug_fd_descr = {
 
 static void fd_child(void)
 {
-	odebug_store(&fd_pid, (int)syscall(SYS_getpid));
+	odebug_store(&odebug_fd_pid, (int)syscall(SYS_getpid));
 }
 
 static void fd_init(void)
 {
 	if (!odebug_opt.check_fd || odebug_load(&odebug_fd_on))
 		return;
-	fd_pid = (int)syscall(SYS_getpid);
+	odebug_fd_pid = (int)syscall(SYS_getpid);
 	pthread_atfork(NULL, NULL, fd_child);
 	odebug_store(&odebug_fd_on, 1);
 }
@@ -90,8 +92,8 @@ bool odebug_fd_ready(void)
 	return mode == ODEBUG_MODE_ON || mode == ODEBUG_MODE_IDLE;
 }
 
-/* The array, mapped at the first owner (two threads: one mapping wins). */
-static uint64_t *tags_get(void)
+/* The array, mapped at the first owner or watch (two threads: one mapping wins). */
+uint64_t *odebug_fd_map(void)
 {
 	uint64_t *t = __atomic_load_n(&odebug_fd_tags, __ATOMIC_ACQUIRE), *expect = NULL;
 
@@ -109,7 +111,7 @@ static uint64_t *tags_get(void)
 	return t;
 }
 
-static void high_raise(unsigned int fd)
+void odebug_fd_raise_high(unsigned int fd)
 {
 	unsigned int h = odebug_load(&odebug_fd_high);
 
@@ -129,11 +131,11 @@ void odebug_fd_own(int fd, uint64_t tag, enum odebug_fd_how how)
 
 	if (fd <= 2 || (unsigned int)fd >= ODEBUG_FD_MAX || !tag)
 		return;
-	t = tags_get();
+	t = odebug_fd_map();
 	if (!t)
 		return;
-	high_raise((unsigned int)fd);
-	infos[fd].pid = odebug_load(&fd_pid);
+	odebug_fd_raise_high((unsigned int)fd);
+	infos[fd].pid = odebug_load(&odebug_fd_pid);
 	infos[fd].how = (uint8_t)how;
 	/*
 	 * A load and a store, no locked exchange: the number was just handed
@@ -171,21 +173,26 @@ bool odebug_fd_drop(int fd, uint64_t tag)
 }
 
 /*
- * The owner's own close (fclose, closedir, pclose), before the real call:
- * the owner is the one closing its number, so a load and a store do.
+ * The owner's own close (@op: fclose, closedir, pclose), before the real
+ * call: the owner is the one closing its number, so a load and a store
+ * do.  A watch still live on the number is reported (glibc's close inside
+ * @op cannot be kept: the report says so).
  */
-void odebug_fd_disown(int fd, uint64_t tag)
+void odebug_fd_disown(int fd, uint64_t tag, const char *op)
 {
 	uint64_t *t = odebug_load(&odebug_fd_tags);
 
-	if (!t || odebug_tls.guard || (unsigned int)fd >= ODEBUG_FD_MAX || !tag ||
-	    odebug_load(&t[fd]) != tag)
+	if (!t || odebug_tls.guard || (unsigned int)fd >= ODEBUG_FD_MAX || !tag)
 		return;
-	__atomic_store_n(&t[fd], 0, __ATOMIC_RELEASE);
-	if (infos[fd].tracked) {
-		infos[fd].tracked = 0;
-		debug_object_deactivate(&t[fd], &odebug_fd_descr);
+	if (odebug_load(&t[fd]) == tag) {
+		__atomic_store_n(&t[fd], 0, __ATOMIC_RELEASE);
+		if (infos[fd].tracked) {
+			infos[fd].tracked = 0;
+			debug_object_deactivate(&t[fd], &odebug_fd_descr);
+		}
 	}
+	if (odebug_load(&ODEBUG_FD_COUNTS(t)[fd]))
+		odebug_fd_watch_owner_close(fd, op);
 }
 
 /* Is the stream @f still open on @fd?  Walked unlocked, as held-stdio.c does. */
@@ -330,19 +337,26 @@ bool odebug_fd_close_owned(int fd, const char *op)
 	    odebug_load(&odebug_mode) == ODEBUG_MODE_OFF)
 		return false;
 	tag = odebug_load(&t[fd]);
-	pid = odebug_load(&fd_pid);
+	if (!tag && !odebug_load(&ODEBUG_FD_COUNTS(t)[fd]))
+		return false;
+	pid = odebug_load(&odebug_fd_pid);
 	/* A vfork child shares our memory: it judges nothing and changes nothing. */
-	if (!tag || (int)syscall(SYS_getpid) != pid)
+	if ((int)syscall(SYS_getpid) != pid)
 		return false;
-	/* A fork child's inherited owners are its parent's: the close is its own business. */
-	if (infos[fd].pid != pid || !owner_live(tag, fd)) {
+	/*
+	 * The owner first: a close by another of a stream's descriptor is
+	 * that stream's report even under a watch.  A fork child's inherited
+	 * owners are its parent's: the close is its own business.
+	 */
+	if (tag && (infos[fd].pid != pid || !owner_live(tag, fd))) {
 		odebug_fd_drop(fd, tag);
-		return false;
+	} else if (tag) {
+		/* The report needs libodebug started (an owner did not start it). */
+		if (!odebug_interposer_ready())
+			return false;
+		return report_close(fd, tag, op);
 	}
-	/* The report needs libodebug started (an owner did not start it). */
-	if (!odebug_interposer_ready())
-		return false;
-	return report_close(fd, tag, op);
+	return odebug_fd_watch_close(fd, op, true, pid);
 }
 
 long odebug_fd_next_owned(unsigned int from, unsigned int last)
@@ -353,7 +367,7 @@ long odebug_fd_next_owned(unsigned int from, unsigned int last)
 	if (!t)
 		return -1;
 	for (fd = from; fd < end && fd <= last; fd++)
-		if (odebug_load(&t[fd]))
+		if (odebug_load(&t[fd]) || odebug_load(&ODEBUG_FD_COUNTS(t)[fd]))
 			return (long)fd;
 	return -1;
 }

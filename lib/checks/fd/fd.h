@@ -23,6 +23,14 @@
 /* Descriptors at or above this are never owned (the array's size). */
 #define ODEBUG_FD_MAX	(1u << 20)
 
+/*
+ * The mapping: the tags, then what the holder line says of each (8 bytes
+ * a descriptor, fd.c), then the number of watches on each (watch.c): the
+ * count is found from the tags' address, so a close of a descriptor
+ * nobody owns reads two words of the mapping and no other pointer.
+ */
+#define ODEBUG_FD_COUNTS(t)	((uint32_t *)((t) + 2 * (size_t)ODEBUG_FD_MAX))
+
 /* Owner types: bionic's numbers for its public ones, ours at 0xf0 and up. */
 enum {
 	ODEBUG_FD_GENERIC = 0,
@@ -52,12 +60,16 @@ static inline uint64_t odebug_fd_make_tag(unsigned int type, uintptr_t value)
 	return (uint64_t)(type & 0xff) << 56 | ((uint64_t)value & ((1ull << 56) - 1));
 }
 
-/* Has @fd an owner?  One load of its slot once any descriptor had one. */
+/*
+ * Has @fd an owner, or a watch?  Its tag and its count of watches, once
+ * any descriptor had either.
+ */
 static inline bool odebug_fd_owned(int fd)
 {
 	uint64_t *t = odebug_load(&odebug_fd_tags);
 
-	return t && (unsigned int)fd < ODEBUG_FD_MAX && odebug_load(&t[fd]);
+	return t && (unsigned int)fd < ODEBUG_FD_MAX &&
+	       (odebug_load(&t[fd]) || odebug_load(&ODEBUG_FD_COUNTS(t)[fd]));
 }
 
 /* From the start-up decision (init.c): on with check_fd=1. */
@@ -65,7 +77,7 @@ static inline bool odebug_fd_owned(int fd)
 /* Owners made and ended by the interposers (preload/fd.c, preload/stdio.c). */
 bool odebug_fd_ready(void);
 void odebug_fd_own(int fd, uint64_t tag, enum odebug_fd_how how);
-void odebug_fd_disown(int fd, uint64_t tag);
+void odebug_fd_disown(int fd, uint64_t tag, const char *op);
 bool odebug_fd_drop(int fd, uint64_t tag);
 
 /*
@@ -76,6 +88,28 @@ bool odebug_fd_drop(int fd, uint64_t tag);
 bool odebug_fd_close_owned(int fd, const char *op);
 /* The first descriptor in [@from, @last] with an owner, or -1 (close_range, closefrom). */
 long odebug_fd_next_owned(unsigned int from, unsigned int last);
+
+/* The mapping of the tags (made at the first owner or watch), or NULL. */
+uint64_t *odebug_fd_map(void);
+/* odebug_fd_high covers @fd. */
+void odebug_fd_raise_high(unsigned int fd);
+/* This process, as the fork handler keeps it (a slot's process is compared with it). */
+extern ODEBUG_HIDDEN int odebug_fd_pid;
+
+/*
+ * Watches (watch.c): a library polling a descriptor for the program, as
+ * the annotation modules say (odebug_services, modules/odebug-module.h).
+ * A close of @fd while one is live, as its library says: reported; true
+ * when the close must not be made (@fix: the caller can keep it).  @pid:
+ * this process, checked by the caller.
+ */
+struct odebug_watch_type;
+void odebug_fd_watch_begin(int fd, const void *owner, unsigned long id,
+			   const struct odebug_watch_type *type);
+void odebug_fd_watch_end(int fd, const void *owner);
+bool odebug_fd_watch_close(int fd, const char *op, bool fix, int pid);
+/* The owner's own close (fclose, closedir, pclose) of a watched @fd: reported, made. */
+void odebug_fd_watch_owner_close(int fd, const char *op);
 
 /* fdsan's name for a tag's type (fdsan.c). */
 const char *odebug_fd_tag_type(uint64_t tag);

@@ -9,6 +9,7 @@
  * never runs that loop again (its loop is leaked).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <uv.h>
@@ -458,6 +459,85 @@ static void threads_are_silent(void **state)
 	});
 }
 
+/* ---- descriptors a poll handle polls (watches, lib/checks/fd) ---- */
+
+static int npoll;
+
+static void on_poll(uv_poll_t *h, int status, int events)
+{
+	(void)h;
+	(void)status;
+	(void)events;
+	npoll++;
+}
+
+static bool fd_open(int fd)
+{
+	return fcntl(fd, F_GETFD) != -1;
+}
+
+/* The culprit. */
+static NOINLINE int close_polled(int fd) { return close(fd); }
+
+/*
+ * A close of a descriptor a started poll handle polls: reported at the
+ * close, naming the handle, and not made; the program then stops and
+ * closes the handle, and its own close after that is silent.
+ */
+static void close_while_a_poll_handle_polls_is_reported_and_not_made(void **state)
+{
+	uv_loop_t *loop = loop_new();
+	uv_poll_t *h = malloc(sizeof(*h));
+	int p[2], r = -1;
+	char want[64];
+
+	(void)state;
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(uv_poll_init(loop, h, p[0]), 0);
+	assert_int_equal(uv_poll_start(h, UV_READABLE, on_poll), 0);
+	snprintf(want, sizeof(want), "(uv_poll_start) watches fd %d", p[0]);
+	EXPECT_OUTPUT(1, 1, "close_polled", r = close_polled(p[0]), "ODEBUG: close active",
+		      "holder: libuv poll handle 0x", want, "this close() was not made",
+		      "uv_poll_stop()");
+	assert_int_equal(r, 0);
+	assert_true(fd_open(p[0]));
+	EXPECT_SILENT({
+		uv_close((uv_handle_t *)h, on_close_free);
+		loop_done(loop);
+		assert_int_equal(close(p[0]), 0);
+		close(p[1]);
+	});
+}
+
+/* uv_poll_stop(), uv_close() (before and after its callback), then the close: silent. */
+static void closes_after_the_poll_stopped_are_silent(void **state)
+{
+	(void)state;
+	EXPECT_SILENT({
+		uv_loop_t *loop = loop_new();
+		uv_poll_t *a = malloc(sizeof(*a)), *b = malloc(sizeof(*b)), *c = malloc(sizeof(*c));
+		int p[2], q[2], u[2];
+
+		assert_true(!pipe(p) && !pipe(q) && !pipe(u));
+		assert_int_equal(uv_poll_init(loop, a, p[0]), 0);
+		assert_int_equal(uv_poll_start(a, UV_READABLE, on_poll), 0);
+		assert_int_equal(uv_poll_stop(a), 0);
+		assert_int_equal(close(p[0]), 0);
+		assert_int_equal(uv_poll_init(loop, b, q[0]), 0);
+		assert_int_equal(uv_poll_start(b, UV_READABLE, on_poll), 0);
+		uv_close((uv_handle_t *)b, on_close_free);
+		assert_int_equal(close(q[0]), 0);
+		assert_int_equal(uv_poll_init(loop, c, u[0]), 0);
+		assert_int_equal(uv_poll_start(c, UV_READABLE, on_poll), 0);
+		uv_close((uv_handle_t *)c, on_close_free);
+		assert_int_equal(uv_run(loop, UV_RUN_DEFAULT), 0);	/* c's close callback */
+		assert_int_equal(close(u[0]), 0);
+		uv_close((uv_handle_t *)a, on_close_free);
+		loop_done(loop);
+		close(p[1]), close(q[1]), close(u[1]);
+	});
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +557,8 @@ int main(void)
 		cmocka_unit_test(requests_freed_in_callbacks_are_silent),
 		cmocka_unit_test(libuv_internal_handles_are_silent),
 		cmocka_unit_test(threads_are_silent),
+		cmocka_unit_test(close_while_a_poll_handle_polls_is_reported_and_not_made),
+		cmocka_unit_test(closes_after_the_poll_stopped_are_silent),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
