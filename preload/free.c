@@ -296,13 +296,16 @@ ODEBUG_EXPORT void free(void *p)
 			/* memcpy: p may be misaligned (free(p + 1)), as glibc's own read. */
 			memcpy(&size, (const char *)p - sizeof(size), sizeof(size));
 			/*
-			 * Its flag bits left in: at most 7 bytes more than
-			 * the chunk, still >= the usable size, so the range
-			 * looked at holds the block's.  A size glibc would
-			 * refuse (0, or past any block) ends in another chunk,
-			 * or wraps: no eighth, glibc's own free() refuses it;
-			 * or a marked one, checked here.
+			 * Its flag bits masked: p + size is then the next
+			 * block's start, so the range looked at holds this
+			 * block and never the neighbour's first bytes (with
+			 * the bits in, an object tracked at the start of the
+			 * next block made every free here a "maybe").  A size
+			 * glibc would refuse (0, or past any block) ends in
+			 * another chunk, or wraps: no eighth, glibc's own
+			 * free() refuses it; or a marked one, checked here.
 			 */
+			size &= ~SIZE_BITS;
 			switch (odebug_chunk_look(m, m + size)) {
 			case 0:
 				break;
