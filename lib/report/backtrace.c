@@ -448,47 +448,6 @@ int odebug_backtrace_culprit(void *const *pcs, int first, int n)
 	return first;
 }
 
-struct find_name {
-	uintptr_t addr;
-	const char *name;	/* the object's, as the loader has it ("" for the executable) */
-};
-
-static int find_name(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct find_name *fn = data;
-	uintptr_t lo, hi;
-	struct find_text ft = { fn->addr, &lo, &hi };
-
-	if (!find_text(info, size, &ft))
-		return 0;
-	fn->name = info->dlpi_name;
-	return 1;
-}
-
-/*
- * Is the caller's culprit frame (the first outside libodebug and libc) in
- * an object whose file name, past its last '/', begins with one of
- * @names?  A walk of the stack and of the loaded objects, as a report's.
- */
-bool odebug_backtrace_culprit_in(const char *const *names)
-{
-	void *pcs[16 + ODEBUG_FRAME_SLACK];
-	int n = odebug_backtrace(pcs, (int)(sizeof(pcs) / sizeof(pcs[0])));
-	int i = odebug_backtrace_culprit(pcs, odebug_backtrace_skip(pcs, n), n);
-	/* A return address: the call is the byte before it. */
-	struct find_name fn = { i < n ? (uintptr_t)pcs[i] - 1 : 0, NULL };
-	const char *base;
-
-	if (i >= n || !dl_iterate_phdr(find_name, &fn) || !fn.name)
-		return false;
-	base = strrchr(fn.name, '/');
-	base = base ? base + 1 : fn.name;
-	for (; *names; names++)
-		if (**names && !strncmp(base, *names, strlen(*names)))
-			return true;
-	return false;
-}
-
 /*
  * libodebug's own frames never appear in a report, wherever they are in a
  * stack: below the leading ones odebug_backtrace_skip() drops, a thread's

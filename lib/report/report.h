@@ -103,7 +103,6 @@ int odebug_backtrace(void **pcs, int max);
 void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
 int odebug_backtrace_culprit(void *const *pcs, int first, int n);
-bool odebug_backtrace_culprit_in(const char *const *names);
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
 bool odebug_backtrace_skip_module(const void *addr);
 void odebug_backtrace_skip_through(const void *fn);
