@@ -20,8 +20,8 @@
  * free()'s path (a module's released()).
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
-#include <link.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -230,49 +230,24 @@ static bool report_watch(int fd, const void *owner, unsigned long id,
 	return odebug_fd_report(&o, op, holder, fix ? watch_keep : NULL) && fix;
 }
 
-struct object_of {
-	uintptr_t addr;
-	const char *name;	/* the object's, as the loader has it ("" for the executable) */
-};
-
-/* dl_iterate_phdr(): is @data's address in this object's executable segments? */
-static int object_of(struct dl_phdr_info *info, size_t size, void *data)
-{
-	struct object_of *o = data;
-	int i;
-
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) &&
-		    o->addr >= lo && o->addr < lo + ph->p_memsz) {
-			o->name = info->dlpi_name;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 /*
  * Is the caller's culprit frame (the first outside libodebug and libc) in
  * an object whose file name, past its last '/', begins with one of
- * @names?  A walk of the stack and of the loaded objects, as a report's.
+ * @names?  The stack walked as a report's, the object named by dladdr().
  */
 static bool culprit_in(const char *const *names)
 {
 	void *pcs[16 + ODEBUG_FRAME_SLACK];
 	int n = odebug_backtrace(pcs, (int)(sizeof(pcs) / sizeof(pcs[0])));
 	int i = odebug_backtrace_culprit(pcs, odebug_backtrace_skip(pcs, n), n);
-	/* A return address: the call is the byte before it. */
-	struct object_of o = { i < n ? (uintptr_t)pcs[i] - 1 : 0, NULL };
+	Dl_info info;
 	const char *base;
 
-	if (i >= n || !dl_iterate_phdr(object_of, &o) || !o.name)
+	/* A return address: the call is the byte before it. */
+	if (i >= n || !dladdr((const char *)pcs[i] - 1, &info) || !info.dli_fname)
 		return false;
-	base = strrchr(o.name, '/');
-	base = base ? base + 1 : o.name;
+	base = strrchr(info.dli_fname, '/');
+	base = base ? base + 1 : info.dli_fname;
 	for (; *names; names++)
 		if (**names && !strncmp(base, *names, strlen(*names)))
 			return true;
