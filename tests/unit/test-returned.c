@@ -511,11 +511,11 @@ int main(int argc, char **argv)
 #ifdef ODEBUG_TEST_INTERPOSE
 		cmocka_unit_test(free_path_finds_it),
 		cmocka_unit_test(free_from_the_same_frame_finds_it),
-		cmocka_unit_test(lock_from_the_same_frame_finds_it),
-		cmocka_unit_test(sealed_read_pair_leaves_it_to_the_next_call),
-		cmocka_unit_test(init_from_the_same_frame_finds_it),
-		cmocka_unit_test(returned_held_mutex_has_no_owner_line),
-		cmocka_unit_test(exit_reports_a_returned_held_mutex),
+		unit_test_with(BUILTIN, lock_from_the_same_frame_finds_it),
+		unit_test_with(BUILTIN, sealed_read_pair_leaves_it_to_the_next_call),
+		unit_test_with(BUILTIN, init_from_the_same_frame_finds_it),
+		unit_test_with(BUILTIN, returned_held_mutex_has_no_owner_line),
+		unit_test_with(BUILTIN, exit_reports_a_returned_held_mutex),
 #endif
 		cmocka_unit_test(origins_name_the_returned_function),
 	};

@@ -695,10 +695,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(threads_are_silent),
 		/* Last: libodebug calls describe only for a module it loaded. */
 		cmocka_unit_test(holder_line_names_the_sources),
-		cmocka_unit_test(close_while_an_fd_source_polls_is_reported_and_not_made),
-		cmocka_unit_test(close_while_a_source_polls_its_unix_fd_is_reported),
-		cmocka_unit_test(closes_after_the_watch_ended_are_silent),
-		cmocka_unit_test(watch_beside_a_stream_or_an_fdsan_tag),
+		unit_test_with(HELD, close_while_an_fd_source_polls_is_reported_and_not_made),
+		unit_test_with(HELD, close_while_a_source_polls_its_unix_fd_is_reported),
+		unit_test_with(HELD, closes_after_the_watch_ended_are_silent),
+		unit_test_with(HELD, watch_beside_a_stream_or_an_fdsan_tag),
 		cmocka_unit_test(close_inside_glib_while_its_source_polls_is_made_and_silent),
 	};
 	bool preloaded = argc > 1 && !strcmp(argv[1], "preload");
