@@ -45,7 +45,7 @@ ODEBUG_HOT int odebug_mode = ODEBUG_MODE_UNINIT;
  * The word odebug.h's inline functions test before calling in: 1 until we
  * are known to be off, then 0 for good.  Exported and written only here,
  * through the GOT: an executable built without -fPIE that reads it gets a
- * copy relocation, and the copy is the one callers see (tests/build/header/nopie.c).
+ * copy relocation, and the copy is the one callers see (tests/as-built/header/nopie.c).
  */
 ODEBUG_EXPORT int __debug_objects_on = 1;
 

@@ -7,7 +7,7 @@
  * is the only place that lays the word out, compares-and-swaps it or
  * stores it; every other file reads a state with odebug_tracker_read()
  * (locked) or odebug_peek() (lockless) and changes it only through the
- * odebug_tracker_*() transitions below (tests/build/check-tracker-cas.sh checks).
+ * odebug_tracker_*() transitions below (tests/as-built/check-tracker-cas.sh checks).
  *
  * The lockless calls (odebug_peek() and one compare-and-swap: activate,
  * deactivate, free, a mutex's lock and unlock) rest on these invariants:
