@@ -300,7 +300,7 @@ ODEBUG_EXPORT void free(void *p)
 			 * block's start, so the range looked at holds this
 			 * block and never the neighbour's first bytes (with
 			 * the bits in, an object tracked at the start of the
-			 * next block made every free here a "maybe").  A size
+			 * next block would make every free here a "maybe").  A size
 			 * glibc would refuse (0, or past any block) ends in
 			 * another chunk, or wraps: no eighth, glibc's own
 			 * free() refuses it; or a marked one, checked here.
