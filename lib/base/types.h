@@ -127,6 +127,15 @@ struct odebug_snapshot {
 	unsigned int astate;
 	enum debug_obj_state state;
 	uint32_t init_stack, activate_stack;
+	/*
+	 * Set: the culprit's return addresses, recorded at its call (as
+	 * odebug_backtrace_skip() leaves them) for a misuse judged later (a
+	 * close whose watch was still live at its loop's next poll); the
+	 * report and its dedup key use them in place of the reporting
+	 * call's stack.
+	 */
+	void *const *culprit_pcs;
+	int culprit_n;
 	unsigned int flags;		/* ODEBUG_SNAP_* */
 	const char *type_name;		/* set: used instead of descr->name */
 	const char *module;		/* ODEBUG_SNAP_UNLOADED: its path */

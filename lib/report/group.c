@@ -64,7 +64,8 @@ static uint64_t mix(uint64_t h, uint64_t v)
 /* The cause's key: op, state, type and the culprit line (dedup=2: stack). */
 static uint64_t key_of(const struct odebug_snapshot *o, const char *op, bool culprit)
 {
-	void *pcs[MAX_FRAMES + 32];
+	void *stack[MAX_FRAMES + 32];
+	void *const *pcs = stack;
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 	int i, n, first, depth = (int)odebug_opt.stack_depth;
 	const char *c;
@@ -74,8 +75,14 @@ static uint64_t key_of(const struct odebug_snapshot *o, const char *op, bool cul
 	h = mix(h, o->state);
 	h = mix(h, (uintptr_t)o->descr);
 	if (culprit) {
-		n = odebug_backtrace(pcs, depth + 32);
-		first = odebug_backtrace_skip(pcs, n);
+		if (o->culprit_pcs) {	/* recorded at the call */
+			pcs = o->culprit_pcs;
+			n = o->culprit_n;
+			first = 0;
+		} else {
+			n = odebug_backtrace(stack, depth + 32);
+			first = odebug_backtrace_skip(stack, n);
+		}
 		if (odebug_opt.dedup == 1) {	/* the culprit line */
 			first = odebug_backtrace_culprit(pcs, first, n);
 			depth = 1;

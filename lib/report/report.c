@@ -443,6 +443,15 @@ static int capture(void **pcs, int max)
 	return n;
 }
 
+/* The culprit's stack recorded at its call (o->culprit_pcs). */
+static int recorded(const struct odebug_snapshot *o, void **pcs, int max)
+{
+	int n = o->culprit_n < max ? o->culprit_n : max;
+
+	memcpy(pcs, o->culprit_pcs, (size_t)(n > 0 ? n : 0) * sizeof(*pcs));
+	return n > 0 ? n : 0;
+}
+
 /*
  * Name @n addresses from @pcs into @out, libodebug's own frames left out
  * (a thread's outermost one is ours: backtrace.c); under the report lock.
@@ -596,7 +605,9 @@ static void report(const struct odebug_snapshot *snap, const char *op, bool culp
 	 * and debug_hint is the program's code; neither may wait on the
 	 * loader's lock while we hold one that a dlclose() destructor needs.
 	 */
-	if (culprit)
+	if (culprit && o->culprit_pcs)
+		npcs = recorded(o, pcs, (int)odebug_opt.stack_depth);
+	else if (culprit)
 		npcs = capture(pcs, (int)odebug_opt.stack_depth);
 	if (!o->dead && !(o->flags & (ODEBUG_SNAP_FRAME_GONE | ODEBUG_SNAP_UNLOADED)) &&
 	    o->descr->debug_hint &&

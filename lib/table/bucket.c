@@ -68,17 +68,15 @@ void odebug_tracker_snapshot(struct odebug_snapshot *o, const struct odebug_trac
 {
 	uint64_t w = odebug_tracker_word(t);
 
-	o->dead = false;
-	o->name = NULL;		/* the tracker's descriptor: resolved before use */
-	o->addr = odebug_word_addr(w);
-	o->descr = odebug_word_descr(w);
-	o->astate = t->astate;
-	o->state = (enum debug_obj_state)odebug_word_state(w);
-	o->init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT);
-	o->activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE);
-	o->flags = 0;
-	o->type_name = NULL;
-	o->module = NULL;
+	/* Whole: every field not named here is zero (name: resolved before use). */
+	*o = (struct odebug_snapshot){
+		.addr = odebug_word_addr(w),
+		.descr = odebug_word_descr(w),
+		.astate = t->astate,
+		.state = (enum debug_obj_state)odebug_word_state(w),
+		.init_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_INIT),
+		.activate_stack = odebug_tracker_origin(t, ODEBUG_ORIGIN_ACTIVATE),
+	};
 }
 
 /*
