@@ -71,7 +71,7 @@ bool odebug_sanitizer_init(void)
 	 * A separate runtime (gcc's libasan.so): its interceptor frames are not
 	 * the culprit.  (Never the executable, where clang links its runtime.)
 	 */
-	odebug_backtrace_skip_module((void *)install);
+	odebug_backtrace_skip_module((void *)install, false);
 	/* clang's, in the executable: skip up to its free() interceptor. */
 	odebug_backtrace_skip_through(dlsym(RTLD_DEFAULT, "free"));
 	if (odebug_opt.verbosity)

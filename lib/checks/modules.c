@@ -355,7 +355,7 @@ static void attach(size_t m, const char *libpath, const char *self)
 	for (h = mod->hooks; h->symbol; h++)
 		if (h->wrapper) {
 			/* Reports and origins name the program's call. */
-			odebug_backtrace_skip_module(h->wrapper);
+			odebug_backtrace_skip_module(h->wrapper, true);
 			break;
 		}
 	__atomic_store_n(&loaded[m].mod, mod, __ATOMIC_RELEASE);

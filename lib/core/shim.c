@@ -62,5 +62,5 @@ ODEBUG_EXPORT bool debug_objects_skip_module(const void *addr)
 	odebug_enable_slow();
 	if (odebug_load(&odebug_mode) == ODEBUG_MODE_OFF)
 		return false;
-	return odebug_backtrace_skip_module(addr);
+	return odebug_backtrace_skip_module(addr, false);
 }

@@ -250,11 +250,14 @@ int odebug_backtrace(void **pcs, int max)
 
 /*
  * Other modules whose leading frames are skipped too: a sanitizer runtime
- * calling our free hook, a shim (debug_objects_skip_module).  Appended,
- * never removed; an entry is published by the count's release store.
+ * calling our free hook, a shim (debug_objects_skip_module), and
+ * libodebug's own annotation modules, whose frames are ours anywhere in a
+ * stack (@own: a wrapper that calls into its library, which calls the
+ * program back).  Appended, never removed; an entry is published by the
+ * count's release store.
  */
 #define MAX_SKIPPED 16
-static struct { uintptr_t lo, hi; } skipped[MAX_SKIPPED];
+static struct { uintptr_t lo, hi; bool own; } skipped[MAX_SKIPPED];
 static int nskipped;
 
 struct find_module {
@@ -262,10 +265,11 @@ struct find_module {
 	int index;		/* modules visited: the first is the executable */
 	bool seen;		/* the module that holds addr was visited */
 	bool found;
+	bool own;
 };
 
 /* Mark the executable segments of a module (its load bias and program headers). */
-static bool add_segments(uintptr_t bias, const ElfW(Phdr) *phdr, int phnum)
+static bool add_segments(uintptr_t bias, const ElfW(Phdr) *phdr, int phnum, bool own)
 {
 	bool found = false;
 	int i, n;
@@ -280,6 +284,7 @@ static bool add_segments(uintptr_t bias, const ElfW(Phdr) *phdr, int phnum)
 			break;
 		skipped[n].lo = bias + ph->p_vaddr;
 		skipped[n].hi = skipped[n].lo + ph->p_memsz;
+		skipped[n].own = own;
 		__atomic_store_n(&nskipped, n + 1, __ATOMIC_RELEASE);
 		found = true;
 	}
@@ -303,7 +308,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 	fm->seen = i < info->dlpi_phnum;
 	if (fm->index++ == 0 || !fm->seen)
 		return fm->seen;	/* the executable is never skipped */
-	fm->found = add_segments(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
+	fm->found = add_segments(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, fm->own);
 	return 1;
 }
 
@@ -340,12 +345,13 @@ static bool find_foreign(uintptr_t addr, uintptr_t *bias, const ElfW(Phdr) **phd
 
 /*
  * Skip the leading frames of the module that holds @addr, unless it is the
- * executable (called with no lock held: dl_iterate_phdr, dladdr).
+ * executable (called with no lock held: dl_iterate_phdr, dladdr); @own:
+ * one of libodebug's modules, whose frames no report names.
  */
-bool odebug_backtrace_skip_module(const void *addr)
+bool odebug_backtrace_skip_module(const void *addr, bool own)
 {
 	static odebug_spinlock_t adding;
-	struct find_module fm = { (uintptr_t)addr, 0, false, false };
+	struct find_module fm = { (uintptr_t)addr, 0, false, false, own };
 	const ElfW(Phdr) *phdr;
 	uintptr_t bias;
 	int phnum;
@@ -356,7 +362,7 @@ bool odebug_backtrace_skip_module(const void *addr)
 	odebug_spin_unlock(&adding);
 	if (!fm.seen && find_foreign((uintptr_t)addr, &bias, &phdr, &phnum)) {
 		odebug_spin_lock(&adding);
-		fm.found = add_segments(bias, phdr, phnum);
+		fm.found = add_segments(bias, phdr, phnum, own);
 		odebug_spin_unlock(&adding);
 	}
 	odebug_guard_exit();
@@ -449,18 +455,28 @@ int odebug_backtrace_culprit(void *const *pcs, int first, int n)
 }
 
 /*
- * libodebug's own frames never appear in a report, wherever they are in a
- * stack: below the leading ones odebug_backtrace_skip() drops, a thread's
+ * libodebug's own frames, and its modules', never appear in a report,
+ * wherever they are in a stack: below the leading ones odebug_backtrace_skip() drops, a thread's
  * outermost frames run through preload/pthread-create.c's prepared_start,
  * and an origins=1 stack saved in such a thread keeps that frame too.
  * Copies @pcs[0..@n) to @out without them; returns how many are left.
  */
+static bool is_own_module(uintptr_t pc)
+{
+	int i, n = __atomic_load_n(&nskipped, __ATOMIC_ACQUIRE);
+
+	for (i = 0; i < n; i++)
+		if (skipped[i].own && pc >= skipped[i].lo && pc < skipped[i].hi)
+			return true;
+	return false;
+}
+
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out)
 {
 	int i, k = 0;
 
 	for (i = 0; i < n; i++)
-		if (pcs[i] < self_lo || pcs[i] >= self_hi)
+		if ((pcs[i] < self_lo || pcs[i] >= self_hi) && !is_own_module(pcs[i]))
 			out[k++] = pcs[i];
 	return k;
 }

@@ -104,7 +104,7 @@ void odebug_backtrace_thread_prepare(void);
 int odebug_backtrace_skip(void *const *pcs, int n);
 int odebug_backtrace_culprit(void *const *pcs, int first, int n);
 int odebug_backtrace_drop_own(const uintptr_t *pcs, int n, uintptr_t *out);
-bool odebug_backtrace_skip_module(const void *addr);
+bool odebug_backtrace_skip_module(const void *addr, bool own);
 void odebug_backtrace_skip_through(const void *fn);
 
 /*
