@@ -12,7 +12,7 @@
 #define ODEBUG_MODULE_H
 
 /* Bumped on any change to the structures below. */
-#define ODEBUG_MODULE_ABI	4
+#define ODEBUG_MODULE_ABI	5
 
 #define ODEBUG_MODULE_EXPORT	__attribute__((visibility("default")))
 
@@ -53,6 +53,24 @@ struct odebug_watch_type {
 	 * Asked only at a close that meets a live watch.
 	 */
 	const char *const *own_code;
+	/*
+	 * Optional: for a library whose own code closes a descriptor and
+	 * ends its watch right after (libevent's DNS server and HTTP
+	 * connections), an order nothing at the close tells from a watch
+	 * left live.  A close that meets a live watch of this type is made,
+	 * its stack recorded, and judged at the closing thread's next poll
+	 * made by @own_code while loop_here() says @owner's loop runs on
+	 * this thread: a watch still live then is reported, with the
+	 * close's stack.  (@own_code then names the code whose polls judge;
+	 * no close is the library's own.)  Reads only.
+	 */
+	bool (*loop_here)(const void *owner);
+	/*
+	 * Optional, with loop_here: that report's fixup, called from the
+	 * poll before it is made: the library stops polling for @owner
+	 * (true: it did).
+	 */
+	bool (*stop)(const void *owner);
 };
 
 /*

@@ -63,6 +63,9 @@ INTERPOSE(int, epoll_ctl, only, ODEBUG_V_EPOLL, "@@" ODEBUG_V_EPOLL,
 /*
  * The waits: a one-shot registration whose event came holds nothing until
  * a MOD arms it again.  Only while one is armed (a load otherwise).
+ * Before the wait, while a close of a watched descriptor waits to be
+ * judged at its loop's next poll (lib/checks/fd/watch.c), the calling
+ * thread's are judged: one more load.
  */
 static __attribute__((noinline)) void delivered(int epfd, const struct epoll_event *ev, int n)
 {
@@ -72,12 +75,24 @@ static __attribute__((noinline)) void delivered(int epfd, const struct epoll_eve
 	errno = saved;
 }
 
+static __attribute__((noinline)) void polling(void)
+{
+	int saved = errno;
+
+	odebug_fd_watch_poll();
+	errno = saved;
+}
+
+#define WAITING (CHECKING || odebug_load(&odebug_fd_suspects))
+
 static __attribute__((noinline)) int
 wait__on(int (*next)(int, struct epoll_event *, int, int), int epfd,
 			struct epoll_event *ev, int max, int timeout)
 {
 	int r;
 
+	if (unlikely(odebug_load(&odebug_fd_suspects)))
+		polling();
 	r = next(epfd, ev, max, timeout);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
@@ -87,7 +102,7 @@ wait__on(int (*next)(int, struct epoll_event *, int, int), int epfd,
 ODEBUG_INLINE int wait_(int (*next)(int, struct epoll_event *, int, int), int epfd,
 			struct epoll_event *ev, int max, int timeout)
 {
-	if (likely(!CHECKING))
+	if (likely(!WAITING))
 		return next(epfd, ev, max, timeout);
 	return wait__on(next, epfd, ev, max, timeout);
 }
@@ -101,6 +116,8 @@ pwait_on(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 {
 	int r;
 
+	if (unlikely(odebug_load(&odebug_fd_suspects)))
+		polling();
 	r = next(epfd, ev, max, timeout, ss);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
@@ -110,7 +127,7 @@ pwait_on(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 ODEBUG_INLINE int pwait(int (*next)(int, struct epoll_event *, int, int, const sigset_t *),
 			int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *ss)
 {
-	if (likely(!CHECKING))
+	if (likely(!WAITING))
 		return next(epfd, ev, max, timeout, ss);
 	return pwait_on(next, epfd, ev, max, timeout, ss);
 }
@@ -127,6 +144,8 @@ pwait2_on(int (*next)(int, struct epoll_event *, int, const struct timespec *,
 {
 	int r;
 
+	if (unlikely(odebug_load(&odebug_fd_suspects)))
+		polling();
 	r = next(epfd, ev, max, timeout, ss);
 	if (unlikely(odebug_load(&odebug_held_oneshots)) && r > 0 && odebug_held_live())
 		delivered(epfd, ev, r);
@@ -138,7 +157,7 @@ ODEBUG_INLINE int pwait2(int (*next)(int, struct epoll_event *, int, const struc
 			 int epfd, struct epoll_event *ev, int max, const struct timespec *timeout,
 			 const sigset_t *ss)
 {
-	if (likely(!CHECKING))
+	if (likely(!WAITING))
 		return next(epfd, ev, max, timeout, ss);
 	return pwait2_on(next, epfd, ev, max, timeout, ss);
 }

@@ -32,6 +32,8 @@ lib/checks/fd/fdsan.c:__atomic_compare_exchange_n(&t[fd]
 lib/checks/fd/watch.c:__atomic_compare_exchange_n(&watches
 lib/checks/fd/watch.c:__atomic_compare_exchange_n(&r->owner
 lib/checks/fd/watch.c:__atomic_compare_exchange_n(&s[i].owner
+lib/checks/fd/watch.c:__atomic_compare_exchange_n(&e->state
+lib/checks/fd/watch.c:__atomic_compare_exchange_n(&suspects[i].state
 '
 rmw='__atomic_compare_exchange|atomic_compare_exchange|cmpxchg|__sync_[a-z_]*compare_and_swap|__sync_lock_test_and_set|__atomic_fetch_or|atomic_fetch_or'
 

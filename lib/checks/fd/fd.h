@@ -110,6 +110,13 @@ void odebug_fd_watch_end(int fd, const void *owner);
 bool odebug_fd_watch_close(int fd, const char *op, bool fix, int pid);
 /* The owner's own close (fclose, closedir, pclose) of a watched @fd: reported, made. */
 void odebug_fd_watch_owner_close(int fd, const char *op);
+/*
+ * Closes of watches judged at the loop's next poll (a type with
+ * loop_here): how many wait, the polls' one load; and the poll's call,
+ * made before the poll while that is not 0 (preload/epoll.c).
+ */
+extern ODEBUG_HIDDEN int odebug_fd_suspects;
+void odebug_fd_watch_poll(void);
 
 /* fdsan's name for a tag's type (fdsan.c). */
 const char *odebug_fd_tag_type(uint64_t tag);

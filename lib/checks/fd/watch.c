@@ -18,6 +18,13 @@
  * returned G_SOURCE_REMOVE) is dropped silently there.  Records are
  * claimed and released by compare-and-swap, no lock: watch_end() runs on
  * free()'s path (a module's released()).
+ *
+ * A type with loop_here (libevent's events) is judged later: its
+ * library's own code closes a descriptor and ends the watch right after,
+ * so a close that meets a live watch of it is made, its stack recorded
+ * in a suspect, and the watch asked again at the closing thread's next
+ * poll by the library's loop (preload/epoll.c): still live, it is
+ * reported then, with the close's stack, and stopped by the type's fixup.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -41,6 +48,29 @@ struct fd_watch {
 
 static struct fd_watch (*watches)[WATCH_SLOTS];
 
+/*
+ * A close judged at the loop's next poll: the record it met (its owner
+ * then), the closing thread and call, and the close's stack.  A suspect
+ * goes when it is judged, or with its record.  States move by
+ * compare-and-swap: free, filling, ready, judging.
+ */
+#define SUSPECTS	16
+enum { SUSPECT_FREE, SUSPECT_FILLING, SUSPECT_READY, SUSPECT_JUDGING };
+
+struct suspect {
+	int state;
+	int fd, tid;
+	struct fd_watch *record;
+	const void *owner;
+	const char *op;
+	int n;
+	void *pcs[ODEBUG_MAX_FRAMES + ODEBUG_FRAME_SLACK];
+};
+
+static ODEBUG_LARGE struct suspect suspects[SUSPECTS];
+/* How many suspects are not free: the polls' one load (preload/epoll.c). */
+int odebug_fd_suspects;
+
 #define WATCH_MAP_SIZE	((size_t)ODEBUG_FD_MAX * sizeof(*watches))
 
 extern const struct debug_obj_descr odebug_fd_descr;
@@ -63,12 +93,40 @@ static struct fd_watch (*watches_get(void))[WATCH_SLOTS]
 	return w;
 }
 
+static void suspect_free(struct suspect *e)
+{
+	__atomic_store_n(&e->state, SUSPECT_FREE, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&odebug_fd_suspects, 1, __ATOMIC_RELEASE);
+}
+
+/* The suspects of the record @r (released, or begun anew) go, unjudged. */
+static void suspects_drop(const struct fd_watch *r)
+{
+	if (!odebug_load(&odebug_fd_suspects))
+		return;
+	for (int i = 0; i < SUSPECTS; i++) {
+		struct suspect *e = &suspects[i];
+		int ready = SUSPECT_READY;
+
+		if (__atomic_load_n(&e->record, __ATOMIC_RELAXED) == r &&
+		    __atomic_compare_exchange_n(&e->state, &ready, SUSPECT_JUDGING, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			if (e->record == r)
+				suspect_free(e);
+			else
+				__atomic_store_n(&e->state, SUSPECT_READY, __ATOMIC_RELEASE);
+		}
+	}
+}
+
 /* Release @r if it still holds @owner. */
 static void release(uint64_t *t, int fd, struct fd_watch *r, const void *owner)
 {
 	if (__atomic_compare_exchange_n(&r->owner, &owner, NULL, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_RELAXED))
+					__ATOMIC_RELAXED)) {
 		__atomic_fetch_sub(&ODEBUG_FD_COUNTS(t)[fd], 1, __ATOMIC_RELEASE);
+		suspects_drop(r);
+	}
 }
 
 /* Claim a free record of @fd for @owner; false when all are taken. */
@@ -106,7 +164,8 @@ static void prune(uint64_t *t, int fd, struct fd_watch *s)
 /*
  * odebug_services.watch_begin: @owner watches @fd.  The standard
  * descriptors are nobody's, as for owners.  Once per owner and
- * descriptor: a watch begun again (an event added again) keeps its record.
+ * descriptor: a watch begun again (an event added again) keeps its
+ * record, and a close judged later is not judged against it.
  */
 void odebug_fd_watch_begin(int fd, const void *owner, unsigned long id,
 			   const struct odebug_watch_type *type)
@@ -127,6 +186,7 @@ void odebug_fd_watch_begin(int fd, const void *owner, unsigned long id,
 		if (__atomic_load_n(&s[i].owner, __ATOMIC_ACQUIRE) == owner) {
 			if (id)
 				s[i].id = id;
+			suspects_drop(&s[i]);	/* begun anew after the close */
 			goto out;
 		}
 	odebug_fd_raise_high((unsigned int)fd);
@@ -269,6 +329,192 @@ static bool own_close(const struct odebug_watch_type *type, int *own)
 	return *own;
 }
 
+/* A free suspect, claimed (filling); NULL when all are taken by live watches. */
+static struct suspect *suspect_claim(void)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < SUSPECTS; i++) {
+			int none = SUSPECT_FREE;
+
+			if (__atomic_compare_exchange_n(&suspects[i].state, &none, SUSPECT_FILLING,
+							false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+				__atomic_fetch_add(&odebug_fd_suspects, 1, __ATOMIC_RELAXED);
+				return &suspects[i];
+			}
+		}
+		/* Full: those whose watch ended unseen (their thread polls no loop) go. */
+		for (int i = 0; i < SUSPECTS; i++) {
+			struct suspect *e = &suspects[i];
+			int ready = SUSPECT_READY;
+			unsigned long id;
+
+			if (!__atomic_compare_exchange_n(&e->state, &ready, SUSPECT_JUDGING, false,
+							 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			id = e->record->id;
+			if (__atomic_load_n(&e->record->owner, __ATOMIC_ACQUIRE) != e->owner ||
+			    !e->record->type->live(e->owner, e->fd, &id))
+				suspect_free(e);
+			else
+				__atomic_store_n(&e->state, SUSPECT_READY, __ATOMIC_RELEASE);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * A close of @fd (@op) met @owner's live watch @r, of a type judged later:
+ * the close is made, and its stack kept for the loop's next poll.  The
+ * first close is the culprit: a record has one suspect.  All taken: not
+ * judged (silent).
+ */
+static void suspect_close(int fd, struct fd_watch *r, const void *owner, const char *op)
+{
+	struct suspect *e;
+	int n, first;
+
+	for (int i = 0; i < SUSPECTS; i++)
+		if (__atomic_load_n(&suspects[i].state, __ATOMIC_ACQUIRE) != SUSPECT_FREE &&
+		    __atomic_load_n(&suspects[i].record, __ATOMIC_RELAXED) == r)
+			return;
+	e = suspect_claim();
+	if (!e)
+		return;
+	n = odebug_backtrace(e->pcs, (int)odebug_opt.stack_depth + ODEBUG_FRAME_SLACK);
+	first = odebug_backtrace_skip(e->pcs, n);
+	n -= first;
+	if (n > (int)odebug_opt.stack_depth)
+		n = (int)odebug_opt.stack_depth;
+	memmove(e->pcs, e->pcs + first, (size_t)n * sizeof(e->pcs[0]));
+	e->n = n;
+	e->fd = fd;
+	e->tid = odebug_gettid();
+	e->owner = owner;
+	e->op = op;
+	__atomic_store_n(&e->record, r, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->state, SUSPECT_READY, __ATOMIC_RELEASE);
+}
+
+/* The report's fixup: the type stops the watch it judged (this thread's). */
+static ODEBUG_TLS const void *stopping_owner;
+static ODEBUG_TLS const struct odebug_watch_type *stopping_type;
+
+static bool stop_watch(void *addr, enum debug_obj_state state)
+{
+	(void)addr;
+	return state == ODEBUG_STATE_ACTIVE && stopping_type->stop &&
+	       stopping_type->stop(stopping_owner);
+}
+
+/* "libevent event 0x... (event_add) watched fd 7 when this close() closed it, ..." */
+static void describe_later(char *buf, size_t cap, const struct suspect *e, unsigned long id,
+			   const struct odebug_watch_type *type)
+{
+	struct odebug_buf b;
+
+	odebug_buf_init_mem(&b, buf, cap - 1);
+	odebug_puts(&b, type->owner ? type->owner : "watch");
+	if (id) {
+		odebug_puts(&b, " id ");
+		odebug_put_dec(&b, id);
+	} else {
+		odebug_putc(&b, ' ');
+		odebug_put_hex(&b, (uintptr_t)e->owner);
+	}
+	if (type->how) {
+		odebug_puts(&b, " (");
+		odebug_puts(&b, type->how);
+		odebug_putc(&b, ')');
+	}
+	odebug_puts(&b, " watched fd ");
+	odebug_put_dec(&b, (unsigned long)e->fd);
+	odebug_puts(&b, " when this ");
+	odebug_puts(&b, e->op);
+	odebug_puts(&b, "() closed it, and still did when its loop next polled: it polls whatever "
+		    "file takes the number");
+	if (type->stop)
+		odebug_puts(&b, "; the fixup ends the watch");
+	if (type->remover) {
+		odebug_puts(&b, "; end it (");
+		odebug_puts(&b, type->remover);
+		odebug_puts(&b, ") before the close");
+	}
+	buf[b.len] = '\0';
+}
+
+/* @e's watch was still live at its loop's poll: reported with the close's stack. */
+static void report_later(const struct suspect *e, unsigned long id,
+			 const struct odebug_watch_type *type)
+{
+	char holder[ODEBUG_FD_HOLDER_LEN];
+	struct odebug_snapshot o = {
+		.addr = (uintptr_t)&odebug_fd_tags[e->fd], .descr = &odebug_fd_descr,
+		.state = ODEBUG_STATE_ACTIVE, .name = odebug_fd_descr.name,
+		.culprit_pcs = e->pcs, .culprit_n = e->n,
+	};
+
+	describe_later(holder, sizeof(holder), e, id, type);
+	stopping_owner = e->owner;
+	stopping_type = type;
+	odebug_fd_report(&o, e->op, holder, stop_watch);
+	stopping_type = NULL;
+}
+
+/*
+ * Judge @e (ours to judge) at this poll: gone with its record, or with a
+ * watch that ended after the close; kept when this is not the owner's
+ * loop's poll; reported when the watch is still live.
+ */
+static void judge(uint64_t *t, struct suspect *e, int pid)
+{
+	struct fd_watch *r = e->record;
+	const void *o = e->owner;
+	const struct odebug_watch_type *type = r->type;
+	unsigned long id = r->id;
+
+	if (__atomic_load_n(&r->owner, __ATOMIC_ACQUIRE) != o || r->pid != pid) {
+		suspect_free(e);
+		return;
+	}
+	if (!type->live(o, e->fd, &id)) {
+		release(t, e->fd, r, o);
+		suspect_free(e);
+		return;
+	}
+	if (!type->loop_here(o) || (type->own_code && !culprit_in(type->own_code))) {
+		__atomic_store_n(&e->state, SUSPECT_READY, __ATOMIC_RELEASE);
+		return;
+	}
+	report_later(e, id, type);
+	release(t, e->fd, r, o);
+	suspect_free(e);
+}
+
+/*
+ * A poll is about to be made (epoll_wait): the calling thread's suspects
+ * are judged.  Asked only while odebug_fd_suspects is not 0.
+ */
+void odebug_fd_watch_poll(void)
+{
+	uint64_t *t = odebug_load(&odebug_fd_tags);
+	int me, pid = odebug_load(&odebug_fd_pid);
+
+	if (!t || odebug_tls.guard || odebug_load(&odebug_mode) != ODEBUG_MODE_ON ||
+	    (int)syscall(SYS_getpid) != pid)
+		return;
+	me = odebug_gettid();
+	for (int i = 0; i < SUSPECTS; i++) {
+		struct suspect *e = &suspects[i];
+		int ready = SUSPECT_READY;
+
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == SUSPECT_READY &&
+		    e->tid == me &&
+		    __atomic_compare_exchange_n(&e->state, &ready, SUSPECT_JUDGING, false,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			judge(t, e, pid);
+	}
+}
+
 /*
  * A close of @fd (@op) by this process @pid: the first watch its library
  * still polls with is reported (true: the close is not to be made, when
@@ -300,6 +546,10 @@ bool odebug_fd_watch_close(int fd, const char *op, bool fix, int pid)
 		/* The report needs libodebug started (a watch did not start it). */
 		if (!odebug_interposer_ready())
 			return false;
+		if (type->loop_here) {	/* made, judged at the loop's next poll */
+			suspect_close(fd, &s[i], o, op);
+			continue;
+		}
 		/* Made: a later close of the number is another file's. */
 		if (own_close(type, &own)) {
 			release(t, fd, &s[i], o);
