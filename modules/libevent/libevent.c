@@ -36,6 +36,17 @@
  * flags cannot be read there, and the module, which keeps no record of
  * the event's state, stays silent.
  *
+ * An event added on a descriptor (EV_READ, EV_WRITE or EV_CLOSED) is a
+ * watch of it (odebug_services, lib/checks/fd, odebug-fd(7)).  libevent's
+ * own code closes a descriptor and deletes its event right after (its DNS
+ * server's port, its HTTP connections), so a close of a watched
+ * descriptor is made and judged at that thread's next poll by libevent's
+ * loop for the event's base: an event still pending on the descriptor
+ * then polls whatever file takes the number, and is reported with the
+ * close's stack, its fixup deleting it (event_del_noblock()).  Pending is
+ * libevent's word, read from the event's flags at the poll; the loop is
+ * the one event_base_loop() runs on this thread.
+ *
  * Bufferevents are not covered beyond this: a bufferevent's events are
  * libevent's and it deletes them before releasing their memory (silent);
  * the program's callback argument (bufferevent_setcb's cbarg) freed while
@@ -57,6 +68,11 @@ static struct event *(*real_new)(struct event_base *, evutil_socket_t, short,
 				 event_callback_fn, void *);
 static int (*real_del_noblock)(struct event *);
 static size_t (*real_event_size)(void);
+static int (*real_add)(struct event *, const struct timeval *);
+static int (*real_loop)(struct event_base *, int);
+
+/* libodebug's services (the watches of descriptors), or NULL. */
+static const struct odebug_services *svc;
 
 /* The flags that say libevent holds the event: pending, or queued to run. */
 #define HELD	(EVLIST_TIMEOUT | EVLIST_INSERTED | EVLIST_ACTIVE | EVLIST_ACTIVE_LATER)
@@ -66,6 +82,7 @@ static bool layout_ok;
 
 static void *event_hint(void *addr);
 static bool event_fixup_free(void *addr, enum debug_obj_state state);
+static void watch_end(const struct event *ev, bool gone);
 
 /* An event not tracked yet is tracked by its first activate. */
 static bool untracked_event(void *addr)
@@ -155,7 +172,10 @@ static bool event_fixup_free(void *addr, enum debug_obj_state state)
  */
 static bool event_released(const struct debug_obj_descr *descr, void *addr, bool gone)
 {
-	if (descr != &event_descr || (!gone && held(addr)))
+	if (descr != &event_descr)
+		return false;
+	watch_end(addr, gone);	/* the memory goes, reported or not */
+	if (!gone && held(addr))
 		return false;
 	forget(addr);
 	return true;
@@ -233,6 +253,94 @@ static bool event_describe(const struct debug_obj_descr *descr, void *addr, char
 	return true;
 }
 
+/* --- watches of descriptors --------------------------------------- */
+
+/* An event that polls its descriptor (a signal's or a timer's does not). */
+static bool polls_fd(const struct event *ev)
+{
+	return ev->ev_fd >= 0 && (ev->ev_events & (EV_READ | EV_WRITE | EV_CLOSED)) &&
+	       !(ev->ev_events & EV_SIGNAL);
+}
+
+/* libevent's word: @owner is added (inserted in its base) on @fd. */
+static bool event_watch_live(const void *owner, int fd, unsigned long *id)
+{
+	const struct event *ev = owner;
+	short f = event_flags(ev);
+
+	(void)id;
+	return layout_ok && (f & ~EVLIST_ALL) == 0 && (f & EVLIST_INIT) &&
+	       (f & EVLIST_INSERTED) && ev->ev_fd == fd && polls_fd(ev);
+}
+
+/* The base whose loop runs on this thread (event_base_loop()), or NULL. */
+static __thread struct event_base *looping __attribute__((tls_model("initial-exec")));
+
+static bool event_loop_here(const void *owner)
+{
+	const struct event *ev = owner;
+
+	return looping && __atomic_load_n(&ev->ev_base, __ATOMIC_RELAXED) == looping;
+}
+
+/* The fixup, from the loop's poll (its base's lock is not held there). */
+static bool event_watch_stop(const void *owner)
+{
+	return real_del_noblock((struct event *)owner) == 0;
+}
+
+/* libevent's polls come from its backends: libevent_core, libevent. */
+static const char *const libevent_code[] = { "libevent", NULL };
+
+static const struct odebug_watch_type event_watch = {
+	.owner = "libevent event",
+	.how = "event_add",
+	.remover = "event_del()",
+	.live = event_watch_live,
+	.own_code = libevent_code,
+	.loop_here = event_loop_here,
+	.stop = event_watch_stop,
+};
+
+/* An event added anew (not pending before) on a descriptor: a watch of it. */
+static int wrap_add(struct event *ev, const struct timeval *tv)
+{
+	bool fresh = svc && layout_ok && !(event_flags(ev) & EVLIST_INSERTED);
+	int ret = real_add(ev, tv);
+
+	if (fresh && ret == 0 && polls_fd(ev))
+		svc->watch_begin(ev->ev_fd, ev, 0, &event_watch);
+	return ret;
+}
+
+/* The loop that runs on this thread, for the judgement at its poll. */
+static int wrap_loop(struct event_base *base, int flags)
+{
+	struct event_base *outer = looping;
+	int ret;
+
+	looping = base;
+	ret = real_loop(base, flags);
+	looping = outer;
+	return ret;
+}
+
+/*
+ * @ev is assigned again, or its memory goes (@gone: its bytes may be
+ * another's, so every descriptor is searched): its watch ends.
+ */
+static void watch_end(const struct event *ev, bool gone)
+{
+	if (svc)
+		svc->watch_end(gone ? -1 : ev->ev_fd, ev);
+}
+
+static void event_services(const struct odebug_services *s)
+{
+	if (s->version >= 1)
+		svc = s;
+}
+
 /*
  * An address not known to be ours: the module's trackers are all ACTIVE,
  * so an ACTIVE one is left as it is (most likely ours, its entry evicted);
@@ -275,10 +383,20 @@ static void track(struct event *ev)
  */
 static __thread const struct event *assigned __attribute__((tls_model("initial-exec")));
 
+/* An event of ours assigned again: the watch of its old descriptor ends. */
+static void reassigned(const struct event *ev)
+{
+	if (svc && __atomic_load_n(known_of(ev), __ATOMIC_RELAXED) == ev)
+		watch_end(ev, false);
+}
+
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
 		       short events, event_callback_fn cb, void *arg)
 {
-	int ret = real_assign(ev, base, fd, events, cb, arg);
+	int ret;
+
+	reassigned(ev);
+	ret = real_assign(ev, base, fd, events, cb, arg);
 
 	if (ret == 0) {
 		track(ev);
@@ -292,6 +410,7 @@ static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
 		     event_callback_fn cb, void *arg)
 {
 	assigned = NULL;
+	reassigned(ev);
 	real_set(ev, fd, events, cb, arg);
 	if (assigned != ev)
 		track(ev);
@@ -324,6 +443,8 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 		HOOK("event_assign", wrap_assign, real_assign),
 		HOOK("event_new", wrap_new, real_new),
 		HOOK("event_set", wrap_set, real_set),
+		HOOK("event_add", wrap_add, real_add),
+		HOOK("event_base_loop", wrap_loop, real_loop),
 		HOOK("event_del_noblock", NULL, real_del_noblock),
 		HOOK("event_get_struct_event_size", NULL, real_event_size),
 		{ NULL, NULL, NULL },
@@ -331,4 +452,5 @@ ODEBUG_MODULE_EXPORT const struct odebug_module odebug_module = {
 	.attach = attach,
 	.describe = event_describe,
 	.released = event_released,
+	.services = event_services,
 };

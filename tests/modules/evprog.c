@@ -518,6 +518,95 @@ static void watch_ended_then_closed(struct event_base *base)
 	close(p[1]), close(q[1]), close(r[1]), close(s[1]), close(t[1]);
 }
 
+/*
+ * A descriptor closed while its event stays pending: reported at the
+ * loop's next poll (here event_base_dispatch()'s), with this close's
+ * stack, and the fixup deletes the event.
+ */
+static void closed_left_pending(struct event_base *base)
+{
+	struct event *a;
+	int p[2];
+
+	CHECK(!pipe(p));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	CHECK(close(p[0]) == 0);	/* the culprit: the event stays pending */
+	CHECK(!fd_open(p[0]));
+	event_base_loopexit(base, &soon);
+	event_base_dispatch(base);
+	printf("pending after the poll: %d\n", event_pending(a, EV_READ, NULL) != 0);
+	event_free(a);
+	close(p[1]);
+}
+
+static void on_read_close_only(evutil_socket_t fd, short what, void *arg)
+{
+	(void)what;
+	(void)arg;
+	CHECK(close(fd) == 0);	/* the culprit: no event_del() */
+}
+
+/* The event's own callback closes its descriptor and leaves it pending. */
+static void callback_closes_left_pending(struct event_base *base)
+{
+	struct event *a;
+	int p[2];
+
+	CHECK(!pipe(p));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_read_close_only, NULL);
+	event_add(a, NULL);
+	CHECK(write(p[1], "x", 1) == 1);
+	event_base_loop(base, EVLOOP_ONCE);	/* the callback runs */
+	CHECK(!fd_open(p[0]));
+	event_base_loop(base, EVLOOP_NONBLOCK);	/* the next poll */
+	printf("pending after the poll: %d\n", event_pending(a, EV_READ, NULL) != 0);
+	event_free(a);
+	close(p[1]);
+}
+
+static void *close_it(void *arg)
+{
+	CHECK(close(*(int *)arg) == 0);
+	return NULL;
+}
+
+/*
+ * Closes that end well before the loop polls again, or that the loop's
+ * thread cannot judge: an event deleted, then added again on the file
+ * that took the number; an event deleted from another base's callback;
+ * a close made on a thread that runs no loop (not judged: the loop may
+ * poll between that close and the event_del() that follows it).
+ */
+static void closed_then_readded_or_elsewhere(struct event_base *base)
+{
+	struct event *a, *b;
+	int p[2], q[2], r[2];
+	pthread_t t;
+
+	CHECK(!pipe(p));
+	a = event_new(base, p[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	CHECK(close(p[0]) == 0);
+	event_del(a);
+	CHECK(!pipe(q) && q[0] == p[0]);	/* the number, taken again */
+	event_assign(a, base, q[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(a, NULL);
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	event_del(a);
+	event_add(a, NULL);
+	CHECK(close(q[0]) == 0);
+	event_del(a);
+	CHECK(!pipe(r));
+	b = event_new(base, r[0], EV_READ | EV_PERSIST, on_event, NULL);
+	event_add(b, NULL);
+	CHECK(!pthread_create(&t, NULL, close_it, &r[0]) && !pthread_join(t, NULL));
+	event_base_loop(base, EVLOOP_NONBLOCK);
+	event_free(b);
+	event_free(a);
+	close(p[1]), close(q[1]), close(r[1]);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct event_base *);
@@ -543,6 +632,9 @@ static const struct {
 	{ "module_mapped", module_mapped },
 	{ "closed_then_deleted", closed_then_deleted },
 	{ "watch_ended_then_closed", watch_ended_then_closed },
+	{ "closed_left_pending", closed_left_pending },
+	{ "callback_closes_left_pending", callback_closes_left_pending },
+	{ "closed_then_readded_or_elsewhere", closed_then_readded_or_elsewhere },
 };
 
 int main(int argc, char **argv)

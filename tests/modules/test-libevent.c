@@ -187,7 +187,8 @@ static void correct_patterns_silent(void **state)
 /*
  * A close of a descriptor a pending event polls, the event deleted or
  * freed right after (libevent's own order in evdns and evhttp): the close
- * is made and nothing is reported (odebug-fd(7), not checked).
+ * is made and nothing is reported, the loop's next poll finding the event
+ * deleted (odebug-fd(7)).
  */
 static void closes_before_the_event_is_deleted_are_silent_and_made(void **state)
 {
@@ -200,6 +201,52 @@ static void closes_after_the_event_ended_are_silent(void **state)
 {
 	(void)state;
 	silent("watch_ended_then_closed", "");
+}
+
+/*
+ * A close under an event left pending: one report at the loop's next poll
+ * (event_base_dispatch()'s, event_base_loop()'s), frame #0 the close's
+ * caller, the event named, and the fixup's event_del_noblock() leaving it
+ * not pending; the close was made.
+ */
+static void close_reported_at_the_loops_next_poll(const char *scenario, const char *culprit)
+{
+	char frame[128];
+	int status;
+	char *out = run("", &status, evprog, scenario);
+	const char *f0 = strstr(out, "#0 0x");
+
+	snprintf(frame, sizeof(frame), " in %s+", culprit);
+	if (count(out, "ODEBUG: close active (active state 0) object:") != 1 ||
+	    !strstr(out, "object type: fd\n") ||
+	    !strstr(out, "ODEBUG: holder: libevent event 0x") ||
+	    !strstr(out, " (event_add) watched fd ") ||
+	    !strstr(out, "when this close() closed it, and still did when its loop next polled") ||
+	    !strstr(out, "ODEBUG: fixed up:") || !strstr(out, "pending after the poll: 0\n") ||
+	    !strstr(out, "end 0\n") || strstr(out, "wrong:") || strstr(out, "libodebug-libevent") ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		fail_msg("%s: expected one report at the poll and a clean end:\n%s", scenario, out);
+	if (!f0 || !strstr(f0, frame) || strstr(f0, frame) > strchr(f0, '\n'))
+		fail_msg("%s: frame #0 is not %s:\n%s", scenario, culprit, out);
+	free(out);
+}
+
+static void close_left_pending_reported_at_the_next_poll(void **state)
+{
+	(void)state;
+	close_reported_at_the_loops_next_poll("closed_left_pending", "closed_left_pending");
+	close_reported_at_the_loops_next_poll("callback_closes_left_pending",
+					      "on_read_close_only");
+}
+
+/*
+ * Deleted and added again on the file that took the number before the
+ * poll; closed on a thread that runs no loop (not judged): silent.
+ */
+static void close_then_readded_or_on_another_thread_silent(void **state)
+{
+	(void)state;
+	silent("closed_then_readded_or_elsewhere", "");
 }
 
 static void modules_option_off(void **state)
@@ -295,6 +342,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(correct_patterns_silent),
 		cmocka_unit_test(closes_before_the_event_is_deleted_are_silent_and_made),
 		cmocka_unit_test(closes_after_the_event_ended_are_silent),
+		cmocka_unit_test(close_left_pending_reported_at_the_next_poll),
+		cmocka_unit_test(close_then_readded_or_on_another_thread_silent),
 		cmocka_unit_test(modules_option_off),
 		cmocka_unit_test(modules_option_named),
 		cmocka_unit_test(plugin_loaded_later),
