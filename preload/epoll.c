@@ -5,7 +5,9 @@
  * event, so memory freed while registered by data.ptr is "free active"
  * (lib/checks/held/held.c).  Disabled, one branch and a tail call; enabled, the real
  * call first, then one event of lib/checks/held/held.c; glibc's return value and
- * errno unchanged, and a failed call holds nothing.
+ * errno unchanged, and a failed call holds nothing.  A wait is also the
+ * poll at which a close of a descriptor a libevent event watches is
+ * judged (lib/checks/fd/watch.c): one more load, before the wait.
  */
 #define _GNU_SOURCE
 #include <errno.h>

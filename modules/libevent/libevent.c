@@ -262,15 +262,23 @@ static bool polls_fd(const struct event *ev)
 	       !(ev->ev_events & EV_SIGNAL);
 }
 
-/* libevent's word: @owner is added (inserted in its base) on @fd. */
+/*
+ * libevent's word: @owner is added (inserted in its base) on @fd.  Its
+ * memory is read only while our tracker says it is still an event's
+ * (released with its memory), so a record a free or a new assignment
+ * left behind is found dead without reading freed bytes.
+ */
 static bool event_watch_live(const void *owner, int fd, unsigned long *id)
 {
 	const struct event *ev = owner;
-	short f = event_flags(ev);
+	short f;
 
 	(void)id;
-	return layout_ok && (f & ~EVLIST_ALL) == 0 && (f & EVLIST_INIT) &&
-	       (f & EVLIST_INSERTED) && ev->ev_fd == fd && polls_fd(ev);
+	if (!layout_ok || debug_object_get_state((void *)ev) != ODEBUG_STATE_ACTIVE)
+		return false;
+	f = event_flags(ev);
+	return (f & ~EVLIST_ALL) == 0 && (f & EVLIST_INIT) && (f & EVLIST_INSERTED) &&
+	       ev->ev_fd == fd && polls_fd(ev);
 }
 
 /* The base whose loop runs on this thread (event_base_loop()), or NULL. */
@@ -326,13 +334,15 @@ static int wrap_loop(struct event_base *base, int flags)
 }
 
 /*
- * @ev is assigned again, or its memory goes (@gone: its bytes may be
- * another's, so every descriptor is searched): its watch ends.
+ * @ev's memory goes: the watch of its descriptor ends now.  (One begun on
+ * a descriptor it was assigned away from, or with @gone, when its bytes
+ * may be another's already, is found dead at that descriptor's next
+ * close: event_watch_live().)
  */
 static void watch_end(const struct event *ev, bool gone)
 {
-	if (svc)
-		svc->watch_end(gone ? -1 : ev->ev_fd, ev);
+	if (svc && !gone)
+		svc->watch_end(ev->ev_fd, ev);
 }
 
 static void event_services(const struct odebug_services *s)
@@ -383,20 +393,10 @@ static void track(struct event *ev)
  */
 static __thread const struct event *assigned __attribute__((tls_model("initial-exec")));
 
-/* An event of ours assigned again: the watch of its old descriptor ends. */
-static void reassigned(const struct event *ev)
-{
-	if (svc && __atomic_load_n(known_of(ev), __ATOMIC_RELAXED) == ev)
-		watch_end(ev, false);
-}
-
 static int wrap_assign(struct event *ev, struct event_base *base, evutil_socket_t fd,
 		       short events, event_callback_fn cb, void *arg)
 {
-	int ret;
-
-	reassigned(ev);
-	ret = real_assign(ev, base, fd, events, cb, arg);
+	int ret = real_assign(ev, base, fd, events, cb, arg);
 
 	if (ret == 0) {
 		track(ev);
@@ -410,7 +410,6 @@ static void wrap_set(struct event *ev, evutil_socket_t fd, short events,
 		     event_callback_fn cb, void *arg)
 {
 	assigned = NULL;
-	reassigned(ev);
 	real_set(ev, fd, events, cb, arg);
 	if (assigned != ev)
 		track(ev);
