@@ -8,8 +8,10 @@
  * library calls):
  *   libevent: a connection's change of state in the 1.4 API, as memcached
  *             makes it: event_del + event_set + event_base_set + event_add
- *             of one event (2: event_set is wrapped, and so is the
- *             event_assign it calls through libevent's PLT);
+ *             of one event, a timer (3: event_set is wrapped, and so are
+ *             the event_assign it calls through libevent's PLT and
+ *             event_add), and the same of an event on a pipe's descriptor
+ *             (3; event_add begins its watch of the descriptor);
  *   glib:     g_timeout_add with a data pointer + g_source_remove (2:
  *             g_timeout_add is wrapped; the source's end in g_source_remove
  *             runs the module's callback unref);
@@ -46,9 +48,10 @@
 #include <event2/event.h>
 #include <event2/event_compat.h>
 #include <event2/event_struct.h>
-#define NWORK 1
-static const char *const work_name[NWORK] = { "event_del+event_set+event_base_set+event_add" };
-static const int work_calls[NWORK] = { 2 };
+#define NWORK 2
+static const char *const work_name[NWORK] = { "event_del+event_set+event_base_set+event_add",
+					      "the same, an event on a descriptor" };
+static const int work_calls[NWORK] = { 3, 3 };
 #elif defined(MOD_GLIB)
 #include <glib.h>
 #define NWORK 1
@@ -77,21 +80,33 @@ static void on_event(evutil_socket_t fd, short what, void *arg)
 	(void)arg;
 }
 
-/* @n changes of state of one persistent timer event. */
+/*
+ * @n changes of state of one persistent event: a timer (w 0), or a read
+ * event on a pipe's descriptor (w 1: event_add and event_del each make an
+ * epoll_ctl).
+ */
 __attribute__((noinline, noclone, used)) static void cycles(int w, long n)
 {
 	static struct event_base *base;
 	static struct event ev;
+	static int fds[2];
 	struct timeval tv = { 60, 0 };
+	int fd = -1;
+	short what = EV_PERSIST;
 
-	(void)w;
 	if (!base) {
 		base = event_base_new();
+		if (pipe(fds))
+			abort();
 		event_assign(&ev, base, -1, EV_PERSIST, on_event, NULL);
+	}
+	if (w == 1) {
+		fd = fds[0];
+		what |= EV_READ;
 	}
 	for (long i = 0; i < n; i++) {
 		event_del(&ev);
-		event_set(&ev, -1, EV_PERSIST, on_event, NULL);
+		event_set(&ev, fd, what, on_event, NULL);
 		event_base_set(base, &ev);
 		event_add(&ev, &tv);
 	}
