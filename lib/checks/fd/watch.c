@@ -95,6 +95,8 @@ static struct fd_watch (*watches_get(void))[WATCH_SLOTS]
 
 static void suspect_free(struct suspect *e)
 {
+	/* No record: a suspect being filled is never taken for its old one's. */
+	__atomic_store_n(&e->record, NULL, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->state, SUSPECT_FREE, __ATOMIC_RELEASE);
 	__atomic_fetch_sub(&odebug_fd_suspects, 1, __ATOMIC_RELEASE);
 }
