@@ -238,6 +238,25 @@ static bool watch_keep(void *addr, enum debug_obj_state state)
 	return state == ODEBUG_STATE_ACTIVE;
 }
 
+/* "GLib fd source id 5 (g_unix_fd_add)", "libevent event 0x55d0c1e2a4c0 (event_add)" */
+static void put_watch(struct odebug_buf *b, const void *owner, unsigned long id,
+		      const struct odebug_watch_type *type)
+{
+	odebug_puts(b, type->owner ? type->owner : "watch");
+	if (id) {
+		odebug_puts(b, " id ");
+		odebug_put_dec(b, id);
+	} else {
+		odebug_putc(b, ' ');
+		odebug_put_hex(b, (uintptr_t)owner);
+	}
+	if (type->how) {
+		odebug_puts(b, " (");
+		odebug_puts(b, type->how);
+		odebug_putc(b, ')');
+	}
+}
+
 /* "GLib fd source id 5 (g_unix_fd_add) watches fd 7; this close() ..." */
 static void describe(char *buf, size_t cap, int fd, const void *owner, unsigned long id,
 		     const struct odebug_watch_type *type, const char *op, bool fix)
@@ -245,19 +264,7 @@ static void describe(char *buf, size_t cap, int fd, const void *owner, unsigned 
 	struct odebug_buf b;
 
 	odebug_buf_init_mem(&b, buf, cap - 1);
-	odebug_puts(&b, type->owner ? type->owner : "watch");
-	if (id) {
-		odebug_puts(&b, " id ");
-		odebug_put_dec(&b, id);
-	} else {
-		odebug_putc(&b, ' ');
-		odebug_put_hex(&b, (uintptr_t)owner);
-	}
-	if (type->how) {
-		odebug_puts(&b, " (");
-		odebug_puts(&b, type->how);
-		odebug_putc(&b, ')');
-	}
+	put_watch(&b, owner, id, type);
 	odebug_puts(&b, " watches fd ");
 	odebug_put_dec(&b, (unsigned long)fd);
 	odebug_puts(&b, "; this ");
@@ -415,19 +422,7 @@ static void describe_later(char *buf, size_t cap, const struct suspect *e, unsig
 	struct odebug_buf b;
 
 	odebug_buf_init_mem(&b, buf, cap - 1);
-	odebug_puts(&b, type->owner ? type->owner : "watch");
-	if (id) {
-		odebug_puts(&b, " id ");
-		odebug_put_dec(&b, id);
-	} else {
-		odebug_putc(&b, ' ');
-		odebug_put_hex(&b, (uintptr_t)e->owner);
-	}
-	if (type->how) {
-		odebug_puts(&b, " (");
-		odebug_puts(&b, type->how);
-		odebug_putc(&b, ')');
-	}
+	put_watch(&b, e->owner, id, type);
 	odebug_puts(&b, " watched fd ");
 	odebug_put_dec(&b, (unsigned long)e->fd);
 	odebug_puts(&b, " when this ");
